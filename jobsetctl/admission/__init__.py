@@ -1,0 +1,1 @@
+"""Admission: the structural schema, CEL rules and the chain that runs handlers in upstream order."""

@@ -1,0 +1,17 @@
+"""Command-line entry point. Kept import-light: ``jobsetctl --version`` runs on every pre-commit."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args in (["--version"], ["-V"]):
+        from jobsetctl import __version__
+
+        print(f"jobsetctl {__version__}")
+        raise SystemExit(0)
+    from jobsetctl.cli.app import run
+
+    raise SystemExit(run(args))

@@ -1,0 +1,58 @@
+"""From command-line values and the configuration file to the plain option values the package takes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jobsetctl.config import load_config
+from jobsetctl.kube.featuregates import parse_feature_gates
+from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
+from jobsetctl.validate import ValidateOptions
+
+
+def split_csv(text: str | None) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def validate_options(
+    paths: Sequence[str],
+    kubernetes_version: str | None,
+    feature_gates: str | None,
+    strict: bool | None,
+    ignore: str | None,
+    runtimes: Sequence[str],
+    crds: Sequence[str],
+    old: str | None,
+    config_path: str | None,
+) -> ValidateOptions:
+    config = load_config(config_path)
+    version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
+    gates_spec: dict[str, object] = dict(config.feature_gates)
+    for part in split_csv(feature_gates):
+        name, _, value = part.partition("=")
+        gates_spec[name.strip()] = value.strip() if _ else part
+    if feature_gates is not None and any("=" not in p for p in split_csv(feature_gates)):
+        parse_feature_gates(feature_gates, version)  # raises the usage error with the standard wording
+    gates = parse_feature_gates(gates_spec, version)
+    ignored = frozenset(config.ignore) | frozenset(split_csv(ignore))
+    _check_rule_ids(ignored)
+    return ValidateOptions(
+        paths=list(paths),
+        version=version,
+        gates=gates,
+        strict=strict if strict is not None else bool(config.strict),
+        ignore=ignored,
+        runtimes=list(runtimes) + list(config.runtimes),
+        crds=list(crds) + list(config.crds),
+        old=old,
+    )
+
+
+def _check_rule_ids(ids: frozenset[str]) -> None:
+    from jobsetctl.rules import all_rules
+    from jobsetctl.status import UsageError
+
+    known = {rule.id for rule in all_rules()}
+    unknown = sorted(ids - known - {"all"})
+    if unknown:
+        raise UsageError(f"unknown rule id {unknown[0]!r} in --ignore; see `jobsetctl rules`")

@@ -1,0 +1,116 @@
+"""``.jobsetctl.yaml``: project defaults for the command-line options.
+
+Found by ``--config FILE`` or, without it, as the nearest ``.jobsetctl.yaml`` from the current directory
+upward (like yamllint's and kube-linter's files). Paths in it are relative to the file. Options given on
+the command line win; ``ignore`` lists are merged. Example::
+
+    kubernetesVersion: "1.36"
+    featureGates: {RestartJob: true}
+    strict: true
+    ignore: [jobset-kueue-depends-on]
+    runtimes: [platform/runtimes/]
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.status import UsageError
+
+CONFIG_NAME = ".jobsetctl.yaml"
+_KEYS = {"kubernetesVersion", "featureGates", "strict", "ignore", "runtimes", "crds"}
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: str | None = None
+    kubernetes_version: str | None = None
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    strict: bool | None = None
+    ignore: tuple[str, ...] = ()
+    runtimes: tuple[str, ...] = ()
+    crds: tuple[str, ...] = ()
+
+
+def find_config(start: str) -> str | None:
+    directory = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(directory, CONFIG_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def load_config(explicit: str | None, start: str = ".") -> Config:
+    path = explicit if explicit is not None else find_config(start)
+    if path is None:
+        return Config()
+    from jobsetctl.loader.sources import Source
+    from jobsetctl.loader.yamlload import load_documents
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read configuration: {(exc.strerror or str(exc)).lower()}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: configuration is not UTF-8 text") from None
+    documents, problems = load_documents(text, path)
+    if problems:
+        p = problems[0]
+        raise UsageError(f"{path}:{p.line + 1}:{p.column + 1}: {p.message}")
+    data: Any = documents[0].value if documents else {}
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}:1:1: configuration must be a mapping")
+    document = documents[0] if documents else None
+    _ = Source
+
+    def where(key: str) -> str:
+        if document is None:
+            return path
+        line, column = document.position((key,))
+        return f"{path}:{line}:{column}"
+
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise UsageError(f"{where(unknown[0])}: unknown configuration key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
+    base = os.path.dirname(os.path.abspath(path))
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = data.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{where(key)}: {key} must be a list of strings")
+        return tuple(value)
+
+    def paths(key: str) -> tuple[str, ...]:
+        return tuple(os.path.join(base, p) for p in strings(key))
+
+    version = data.get("kubernetesVersion")
+    if version is not None and not isinstance(version, str | int | float):
+        raise UsageError(f"{where('kubernetesVersion')}: kubernetesVersion must be a string such as \"1.37\"")
+    gates = data.get("featureGates", {})
+    if isinstance(gates, str):
+        gates = dict(p.split("=", 1) for p in gates.split(",") if "=" in p)
+    if not isinstance(gates, dict):
+        raise UsageError(f"{where('featureGates')}: featureGates must be a mapping of gate names to true/false")
+    strict = data.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise UsageError(f"{where('strict')}: strict must be true or false")
+    return Config(
+        path=path,
+        kubernetes_version=None if version is None else str(version),
+        feature_gates=dict(gates),
+        strict=strict,
+        ignore=strings("ignore"),
+        runtimes=paths("runtimes"),
+        crds=paths("crds"),
+    )

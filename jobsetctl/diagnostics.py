@@ -1,0 +1,161 @@
+"""The value types every layer produces: findings inside an object, diagnostics with a file position."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.kube.field import Path, path_string
+
+if TYPE_CHECKING:
+    from jobsetctl.rules.interface import Rule
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+class Layer(StrEnum):
+    """Where in the admission chain a finding comes from, in upstream order (issue #2)."""
+
+    #: Reading the input: files, YAML syntax, documents without apiVersion/kind.
+    INPUT = "input"
+    #: Structural schema: types, unknown fields, required, enums, ranges.
+    SCHEMA = "schema"
+    #: CRD and webhook defaulting.
+    DEFAULTS = "defaults"
+    #: ``x-kubernetes-validations`` rules.
+    CEL = "cel"
+    #: Validating admission webhooks and built-in API validation.
+    WEBHOOK = "webhook"
+    #: Checks across objects: runtime references, PodGroup references, priorities.
+    REFERENCE = "reference"
+    #: Accepted upstream, regretted later.
+    LINT = "lint"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace, "name": self.name}
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+    @classmethod
+    def of(cls, obj: Any, default_namespace: str = "") -> ObjectRef:
+        """The reference of a manifest dict, tolerating any shape (input may be malformed)."""
+        if not isinstance(obj, dict):
+            return cls("", "", "", "")
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            generate = meta.get("generateName")
+            name = generate if isinstance(generate, str) else ""
+        namespace = meta.get("namespace")
+        return cls(
+            _text(obj.get("apiVersion")),
+            _text(obj.get("kind")),
+            namespace if isinstance(namespace, str) else default_namespace,
+            name,
+        )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A problem found inside one object, before it is placed in a file.
+
+    ``message`` is the upstream text, verbatim (for field errors the whole
+    ``<path>: <Type>: <value>: <detail>`` rendering). ``path`` is the upstream field path when
+    upstream reports one (quirks included, e.g. ``spec.RuntimeRef``), else the path we point at.
+    ``at`` is where in the object the position is taken from; it defaults to ``path`` parsed.
+    """
+
+    rule: Rule
+    message: str
+    path: str = ""
+    at: Path = ()
+    severity: Severity | None = None
+    hint: str | None = None
+
+    @property
+    def effective_severity(self) -> Severity:
+        return self.severity or self.rule.severity
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A finding placed in a file, as reporters print it. ``line`` and ``column`` are 1-based."""
+
+    file: str
+    line: int
+    column: int
+    severity: Severity
+    layer: Layer
+    rule: str
+    message: str
+    path: str = ""
+    object: ObjectRef | None = None
+    hint: str | None = None
+
+    def sort_key(self) -> tuple[str, int, int, int, str, str]:
+        return (self.file, self.line, self.column, self.severity.rank, self.rule, self.message)
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "severity": str(self.severity),
+            "layer": str(self.layer),
+            "rule": self.rule,
+            "message": self.message,
+            "path": self.path,
+            "object": self.object.as_dict() if self.object else None,
+        }
+        if self.hint:
+            data["hint"] = self.hint
+        return data
+
+
+@dataclass(slots=True)
+class Report:
+    """What ``validate`` returns: every diagnostic, sorted, plus counts for the summary."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+    objects: int = 0
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for d in self.diagnostics if d.severity is severity)
+
+    @property
+    def errors(self) -> int:
+        return self.count(Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return self.count(Severity.WARNING)
+
+
+def at_path(path: Path) -> str:
+    """Shorthand used by checks that report the path they point at."""
+    return path_string(path)

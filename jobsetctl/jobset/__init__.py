@@ -1,0 +1,1 @@
+"""JobSet: API constants, defaulting and validating webhooks, and what the controller renders."""

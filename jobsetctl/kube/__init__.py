@@ -1,0 +1,1 @@
+"""Kubernetes core behaviour: field errors, names, quantities, versions, gates, built-in kinds."""

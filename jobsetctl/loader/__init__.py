@@ -1,0 +1,1 @@
+"""Reading manifests: files and directories, YAML with positions, objects and Lists."""

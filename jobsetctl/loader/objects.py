@@ -1,0 +1,157 @@
+"""From files to objects: each YAML document (or each item of a ``List``) becomes an :class:`ObjectRecord`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.diagnostics import Diagnostic, Finding, ObjectRef
+from jobsetctl.kube.field import Path
+from jobsetctl.loader.sources import Source, read_text
+from jobsetctl.loader.yamlload import Document, LoadProblem, load_documents
+from jobsetctl.rules import core, get
+
+
+@dataclass(slots=True)
+class ObjectRecord:
+    """One object of the input and where it came from. ``prefix`` locates it inside its document
+    (``("items", 3)`` for the fourth item of a List)."""
+
+    document: Document
+    prefix: Path
+    obj: dict[str, Any]
+    ref: ObjectRef = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ref = ObjectRef.of(self.obj)
+
+    @property
+    def file(self) -> str:
+        return self.document.file
+
+    def position(self, at: Path) -> tuple[int, int]:
+        return self.document.position(self.prefix + at)
+
+    def diagnostic(self, finding: Finding) -> Diagnostic:
+        line, column = self.position(finding.at)
+        hint = finding.hint
+        if hint is None and finding.rule.id == "schema-type":
+            hint = self.scalar_hint(finding.at)
+        return Diagnostic(
+            self.file, line, column, finding.effective_severity, finding.rule.layer, finding.rule.id,
+            finding.message, finding.path, self.ref, hint,
+        )
+
+    def scalar_hint(self, at: Path) -> str | None:
+        """If the value at ``at`` is an unquoted scalar that YAML 1.1 reads surprisingly, say so."""
+        from yaml.nodes import ScalarNode
+
+        from jobsetctl.loader.yamlload import yaml11_surprise
+
+        node = self.document.node_at(self.prefix + at)
+        if isinstance(node, ScalarNode) and node.style is None:
+            return yaml11_surprise(node.value)
+        return None
+
+
+@dataclass(slots=True)
+class LoadedFile:
+    source: Source
+    records: list[ObjectRecord] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    documents: int = 0
+
+
+def _problem_diagnostic(file: str, problem: LoadProblem) -> Diagnostic:
+    rule = get(problem.code) or core.YAML_SYNTAX
+    return Diagnostic(file, problem.line + 1, problem.column + 1, rule.severity, rule.layer, rule.id, problem.message)
+
+
+def load_file(source: Source) -> LoadedFile:
+    """Read, parse and split one file into object records, with diagnostics for what cannot be used."""
+    loaded = LoadedFile(source)
+    text, problem, (line, column) = read_text(source)
+    if problem is not None:
+        rule = get(problem.code) or core.UNREADABLE
+        loaded.diagnostics.append(
+            Diagnostic(source.name, line + 1, column + 1, rule.severity, rule.layer, rule.id, problem.message)
+        )
+        return loaded
+    assert text is not None
+    documents, stream_problems = load_documents(text, source.name)
+    if not documents and not stream_problems and not text.strip():
+        loaded.diagnostics.append(Diagnostic(
+            source.name, 1, 1, core.EMPTY_FILE.severity, core.EMPTY_FILE.layer, core.EMPTY_FILE.id,
+            "file holds no YAML documents",
+        ))
+    for document in documents:
+        loaded.documents += 1
+        for issue in document.problems:
+            loaded.diagnostics.append(_problem_diagnostic(source.name, issue))
+        loaded.records.extend(_records(document, loaded.diagnostics))
+    for issue in stream_problems:
+        loaded.diagnostics.append(_problem_diagnostic(source.name, issue))
+    return loaded
+
+
+def _records(document: Document, diagnostics: list[Diagnostic]) -> Iterator[ObjectRecord]:
+    value = document.value
+    if value is None:
+        return  # an empty document, as kubectl skips it
+    if not isinstance(value, dict):
+        line, column = document.position(())
+        kind = "a list" if isinstance(value, list) else "a scalar"
+        diagnostics.append(Diagnostic(
+            document.file, line, column, core.NOT_AN_OBJECT.severity, core.NOT_AN_OBJECT.layer,
+            core.NOT_AN_OBJECT.id, f"document {document.index + 1} is {kind}, not an object (a mapping)",
+        ))
+        return
+    if _is_list(value):
+        items = value.get("items")
+        if not isinstance(items, list):
+            items = []
+        for index, item in enumerate(items):
+            prefix: Path = ("items", index)
+            if not isinstance(item, dict):
+                line, column = document.position(prefix)
+                diagnostics.append(Diagnostic(
+                    document.file, line, column, core.NOT_AN_OBJECT.severity, core.NOT_AN_OBJECT.layer,
+                    core.NOT_AN_OBJECT.id, f"item {index} of the List is not an object (a mapping)",
+                ))
+                continue
+            yield from _checked(document, prefix, item, diagnostics)
+        return
+    yield from _checked(document, (), value, diagnostics)
+
+
+def _is_list(value: dict[str, Any]) -> bool:
+    kind = value.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and value.get("apiVersion") == "v1" and "items" in value
+
+
+def _checked(
+    document: Document, prefix: Path, obj: dict[str, Any], diagnostics: list[Diagnostic]
+) -> Iterator[ObjectRecord]:
+    missing = [k for k in ("apiVersion", "kind") if not isinstance(obj.get(k), str) or not obj.get(k)]
+    if missing:
+        at = prefix + ((missing[0],) if missing[0] in obj else ())
+        line, column = document.position(at)
+        what = " and ".join(missing)
+        message = (
+            f"Object 'Kind' is missing in '{_short(obj)}'" if missing == ["kind"]
+            else f"document is missing {what}: every Kubernetes object needs apiVersion and kind"
+        )
+        diagnostics.append(Diagnostic(
+            document.file, line, column, core.MISSING_TYPE.severity, core.MISSING_TYPE.layer,
+            core.MISSING_TYPE.id, message, missing[0],
+        ))
+        return
+    yield ObjectRecord(document, prefix, obj)
+
+
+def _short(obj: dict[str, Any]) -> str:
+    import json
+
+    text = json.dumps(obj, separators=(",", ":"), default=str)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,16 @@
+"""Checks across objects (STUB: to be completed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jobsetctl.diagnostics import Finding
+from jobsetctl.kinds.interface import AdmissionContext
+from jobsetctl.loader.objects import ObjectRecord
+
+
+def check_references(
+    admitted: list[tuple[ObjectRecord, dict[str, Any]]], ctx: AdmissionContext
+) -> Iterator[tuple[ObjectRecord, Finding]]:
+    return iter(())

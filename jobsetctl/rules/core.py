@@ -1,0 +1,34 @@
+"""Rules about the input itself and the admission envelope (files, YAML, kinds, versions)."""
+
+from __future__ import annotations
+
+from jobsetctl.diagnostics import Layer, Severity
+from jobsetctl.rules.registry import define
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+UNREADABLE = define("input-unreadable", Layer.INPUT, E, "A path cannot be read (missing, permission denied, not a file).")
+TOO_LARGE = define("input-too-large", Layer.INPUT, E, "A file is larger than the input size limit.")
+ENCODING = define("input-encoding", Layer.INPUT, E, "A file is not valid UTF-8 text.")
+YAML_SYNTAX = define("yaml-syntax", Layer.INPUT, E, "The YAML (or JSON) cannot be parsed.")
+YAML_DUPLICATE_KEY = define(
+    "yaml-duplicate-key", Layer.INPUT, E, "A mapping repeats a key; Kubernetes' YAML decoder rejects it."
+)
+YAML_TAG = define("yaml-tag", Layer.INPUT, E, "A YAML tag other than the standard scalar, sequence and mapping tags.")
+YAML_ALIASES = define("yaml-aliases", Layer.INPUT, E, "Aliases expand to an excessive document (an alias bomb).")
+YAML_DEPTH = define("yaml-depth", Layer.INPUT, E, "A document is nested deeper than the decoder allows.")
+NOT_AN_OBJECT = define("not-an-object", Layer.INPUT, E, "A document is not a mapping (an object).")
+MISSING_TYPE = define("missing-api-version-or-kind", Layer.INPUT, E, "A document has no apiVersion or no kind.")
+EMPTY_FILE = define("empty-file", Layer.INPUT, I, "A file holds no documents.")
+UNKNOWN_KIND = define(
+    "unknown-kind", Layer.INPUT, I, "A kind jobsetctl does not check; it is passed over.",
+)
+NO_MATCH = define(
+    "no-kind-match",
+    Layer.SCHEMA,
+    E,
+    "The chosen Kubernetes release does not serve this apiVersion for the kind.",
+)
+OBJECT_TOO_LARGE = define(
+    "object-too-large", Layer.SCHEMA, E, "An object is larger than the API server accepts in one request."
+)
