@@ -5,7 +5,7 @@ from __future__ import annotations
 from jobsetctl.diagnostics import Layer, Severity
 from jobsetctl.rules.registry import define
 
-E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 UNREADABLE = define("input-unreadable", Layer.INPUT, E, "A path cannot be read (missing, permission denied, not a file).")
 TOO_LARGE = define("input-too-large", Layer.INPUT, E, "A file is larger than the input size limit.")
@@ -19,9 +19,9 @@ YAML_ALIASES = define("yaml-aliases", Layer.INPUT, E, "Aliases expand to an exce
 YAML_DEPTH = define("yaml-depth", Layer.INPUT, E, "A document is nested deeper than the decoder allows.")
 NOT_AN_OBJECT = define("not-an-object", Layer.INPUT, E, "A document is not a mapping (an object).")
 MISSING_TYPE = define("missing-api-version-or-kind", Layer.INPUT, E, "A document has no apiVersion or no kind.")
-EMPTY_FILE = define("empty-file", Layer.INPUT, I, "A file holds no documents.")
+EMPTY_FILE = define("empty-file", Layer.INPUT, N, "A file holds no documents.")
 UNKNOWN_KIND = define(
-    "unknown-kind", Layer.INPUT, I, "A kind jobsetctl does not check; it is passed over.",
+    "unknown-kind", Layer.INPUT, N, "A kind jobsetctl does not check; it is passed over.",
 )
 NO_MATCH = define(
     "no-kind-match",

@@ -1,0 +1,78 @@
+"""Helpers shared by the tests: run the real pipeline on inline YAML and compare findings as tables."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobsetctl.admission.chain import AdmissionResult, admit
+from jobsetctl.diagnostics import Diagnostic
+from jobsetctl.kinds.interface import AdmissionContext, Operation
+from jobsetctl.kube.featuregates import parse_feature_gates
+from jobsetctl.kube.versions import KubeVersion
+from jobsetctl.loader.yamlload import load_documents
+from jobsetctl.validate import ValidateOptions, check
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+UPSTREAM = SHARED / "upstream"
+SAMPLES = REPO / "samples"
+
+#: Conformance tests read upstream data from ../shared and skip cleanly when it is absent.
+requires_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is absent")
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def load_one(text: str) -> dict[str, Any]:
+    documents, problems = load_documents(dedent(text), "inline.yaml")
+    assert not problems, problems
+    assert len(documents) == 1
+    value = documents[0].value
+    assert isinstance(value, dict)
+    return value
+
+
+def admit_text(
+    text: str,
+    version: str = "1.37",
+    gates: str = "",
+    old: str | None = None,
+) -> AdmissionResult:
+    """Admission of one inline object (no cluster view), as validate's per-file phase runs it."""
+    kube = KubeVersion.parse(version)
+    ctx = AdmissionContext(kube, parse_feature_gates(gates, kube))
+    if old is not None:
+        return admit(load_one(text), ctx.for_update() if ctx.operation is Operation.CREATE else ctx, old=load_one(old))
+    return admit(load_one(text), ctx)
+
+
+def validate_files(tmp_path: Path, files: dict[str, str], **options: Any) -> list[Diagnostic]:
+    """Write files under ``tmp_path`` and run the whole validate pipeline on them."""
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dedent(text))
+    version = KubeVersion.parse(options.pop("version", "1.37"))
+    gates = parse_feature_gates(options.pop("gates", ""), version)
+    paths = options.pop("paths", [str(tmp_path / name) for name in files])
+    outcome = check(ValidateOptions(paths=paths, version=version, gates=gates, **options))
+    return outcome.report.diagnostics
+
+
+def validate_text(tmp_path: Path, text: str, **options: Any) -> list[Diagnostic]:
+    return validate_files(tmp_path, {"input.yaml": text}, **options)
+
+
+def table(diagnostics: list[Diagnostic], *, infos: bool = False) -> list[tuple[int, int, str]]:
+    """(line, column, rule) per diagnostic, yamllint-style, infos left out unless asked for."""
+    return [(d.line, d.column, d.rule) for d in diagnostics if infos or d.severity != "info"]
+
+
+def rules_of(diagnostics: list[Diagnostic]) -> list[str]:
+    return [d.rule for d in diagnostics if d.severity != "info"]
