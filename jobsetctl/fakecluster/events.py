@@ -1,0 +1,89 @@
+"""What happened, when: the timeline that ``simulate`` reports (issue #4, "Outputs").
+
+Two streams: :class:`SimEvent`, the closed vocabulary of the JSON contract (``Created``, ``Scheduled``,
+``Completed`` ...), and :class:`KubeEvent`, the Kubernetes Events controllers emit (reason and message as
+upstream writes them), kept for the human-readable log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.fakecluster.clock import VirtualClock
+
+
+@dataclass(frozen=True, slots=True)
+class SimEvent:
+    time: float
+    kind: str
+    namespace: str
+    name: str
+    event: str
+    node: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "time": _number(self.time),
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "event": self.event,
+        }
+        if self.node is not None:
+            data["node"] = self.node
+        if self.reason is not None:
+            data["reason"] = self.reason
+        if self.message is not None:
+            data["message"] = self.message
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class KubeEvent:
+    time: float
+    kind: str
+    namespace: str
+    name: str
+    type: str  # Normal or Warning
+    reason: str
+    message: str
+
+
+def _number(value: float) -> float | int:
+    """Whole seconds print as integers so that JSON stays readable and stable."""
+    rounded = round(value, 6)
+    return int(rounded) if rounded == int(rounded) else rounded
+
+
+@dataclass(slots=True)
+class Recorder:
+    clock: VirtualClock
+    events: list[SimEvent] = field(default_factory=list)
+    kube_events: list[KubeEvent] = field(default_factory=list)
+
+    def record(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        event: str,
+        *,
+        node: str | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message))
+
+    def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
+        md = obj.get("metadata") or {}
+        self.record(str(obj.get("kind", "")), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
+
+    def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        md = obj.get("metadata") or {}
+        self.kube_events.append(KubeEvent(
+            self.clock.now, str(obj.get("kind", "")), str(md.get("namespace", "")), str(md.get("name", "")),
+            type_, reason, message,
+        ))
