@@ -154,3 +154,7 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except OSError:
         pass
+
+
+# Commands defined in their own modules register on `app` when imported.
+from jobsetctl.cli import render_cmd, simulate_cmd  # noqa: E402, F401
