@@ -292,6 +292,8 @@ def _build_document(root: Node) -> tuple[Any, list[LoadProblem]]:
             seen.add(node_id)
         depth += 1
         if cls is SequenceNode:
+            if node.tag != _SEQ:
+                problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
             return [build(item, depth) for item in node.value]
         if node.tag != _MAP and node.tag != "tag:yaml.org,2002:omap":
             problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
@@ -416,10 +418,21 @@ def syntax_problem(exc: yaml.YAMLError) -> LoadProblem:
     return LoadProblem("yaml-syntax", f"yaml: line {line + 1}: {message}", line, column)
 
 
+_SURROGATE_PAIR = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _join_surrogates(match: re.Match[str]) -> str:
+    high, low = int(match.group(1), 16), int(match.group(2), 16)
+    return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
+
+
 def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProblem]]:
     """Parse a YAML stream into documents. Problems that stop the stream are returned separately;
     problems inside one document (duplicate keys, tags) are attached to it.
     """
+    if "\\u" in text:
+        # JSON writes characters outside the BMP as surrogate pairs; YAML spells them \U0001xxxx.
+        text = _SURROGATE_PAIR.sub(_join_surrogates, text)
     if _structure_bound(text) > _SAFE_STRUCTURE_BOUND:
         deep = _depth_violation(text)
         if deep is not None:
