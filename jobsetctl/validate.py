@@ -3,13 +3,18 @@
 Two phases, so that files can be checked in parallel:
 
 A. per file (any order, any process): read, parse, split into objects, run admission without a view
-   of other objects;
+   of other objects (:func:`check_file`);
 B. over everything (one process): the checks that look up other objects (TrainJob runtimes, existing
    PVCs, PodGroup references, priorities), then the lints.
+
+Large inputs run phase A in worker processes (one per core). Workers send back their diagnostics already
+placed in the file, and the admitted objects without their YAML node trees (pickling those would cost more
+than parsing); when phase B needs a position in such a file, the file is parsed again, once.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +26,18 @@ from jobsetctl.kinds.index import ObjectIndex, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
-from jobsetctl.loader.objects import LoadedFile, ObjectRecord, load_file
+from jobsetctl.loader.objects import ObjectRecord, load_file
 from jobsetctl.loader.sources import Source, discover
+from jobsetctl.loader.yamlload import Document
 from jobsetctl.rules import core, get
 from jobsetctl.status import UsageError
 
-#: Per-object opt-out annotation: a comma-separated list of rule ids.
+#: Per-object opt-out annotation: a comma-separated list of rule ids (or "all").
 IGNORE_ANNOTATION = "jobsetctl.dev/ignore"
+#: Below this many files one process is faster than starting workers.
+PARALLEL_MIN_FILES = 48
+
+ObjectKey = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +50,7 @@ class ValidateOptions:
     runtimes: Sequence[str] = ()
     crds: Sequence[str] = ()
     old: str | None = None
-    #: Worker processes for phase A; 0 picks one per core when the input is large.
+    #: Worker processes for phase A: 0 = one per core when the input is large, 1 = never.
     jobs: int = 0
 
     @property
@@ -65,54 +75,145 @@ class Outcome:
     context: ObjectIndex = field(default_factory=ObjectIndex)
 
 
+@dataclass(slots=True)
+class FileResult:
+    """Phase A for one file. ``checked`` records lose their node trees when they cross processes."""
+
+    diagnostics: list[Diagnostic]
+    checked: list[Checked]
+
+
 def run(options: ValidateOptions) -> Report:
     return check(options).report
 
 
 def check(options: ValidateOptions) -> Outcome:
     """Validate the inputs and return the report with the admitted objects."""
+    if not options.paths:
+        raise UsageError("no input: give files, directories, or - for standard input")
     ctx = AdmissionContext(options.version, options.effective_gates)
     _load_crds(options.crds)
     sources, source_problems = discover(list(options.paths))
-    if not options.paths:
-        raise UsageError("no input: give files, directories, or - for standard input")
     diagnostics: list[Diagnostic] = []
     for problem in source_problems:
         rule = get(problem.code) or core.UNREADABLE
         diagnostics.append(Diagnostic(problem.name, 1, 1, rule.severity, rule.layer, rule.id, problem.message))
 
-    old_objects = _load_old(options.old) if options.old else {}
-    files = _load_all(sources, options)
+    old_objects = _load_old(options.old, ctx) if options.old else {}
     checked: list[Checked] = []
-    for loaded in files:
-        diagnostics.extend(loaded.diagnostics)
-        for record in loaded.records:
-            checked.append(Checked(record, _admit_record(record, ctx, old_objects)))
+    for result in _phase_a(sources, ctx, old_objects, options):
+        diagnostics.extend(result.diagnostics)
+        checked.extend(result.checked)
 
     context = _context_index(checked, options, ctx)
     cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context)
-    findings_by_record: list[tuple[ObjectRecord, Finding]] = []
+    late: list[tuple[ObjectRecord, Finding]] = []
     for item in checked:
-        for finding in item.result.findings:
-            findings_by_record.append((item.record, finding))
         obj = item.result.obj
         if obj is not None and item.result.typed and item.result.handler is not None:
-            for finding in admit_in_cluster(obj, cluster_ctx):
-                findings_by_record.append((item.record, finding))
-    findings_by_record.extend(_cross_object(checked, cluster_ctx))
-
-    for record, finding in findings_by_record:
-        if _ignored(record, finding, options.ignore):
-            continue
-        diagnostics.append(record.diagnostic(finding))
+            late.extend((item.record, finding) for finding in admit_in_cluster(obj, cluster_ctx))
+    late.extend(_cross_object(checked, cluster_ctx))
+    positions = _Positions()
+    for record, finding in late:
+        if not _ignored(record.obj, finding, options.ignore):
+            diagnostics.append(positions.diagnostic(record, finding))
 
     diagnostics.sort(key=Diagnostic.sort_key)
     report = Report(diagnostics, files=len(sources), objects=len(checked))
     return Outcome(report, checked, context)
 
 
+def check_file(
+    source: Source, ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], ignore: frozenset[str]
+) -> FileResult:
+    """Phase A for one file: load, split into objects, admit each without a cluster view."""
+    loaded = load_file(source)
+    diagnostics = list(loaded.diagnostics)
+    checked: list[Checked] = []
+    for record in loaded.records:
+        result = _admit_record(record, ctx, old_objects)
+        for finding in result.findings:
+            if not _ignored(record.obj, finding, ignore):
+                diagnostics.append(record.diagnostic(finding))
+        checked.append(Checked(record, result))
+    return FileResult(diagnostics, checked)
+
+
+def _phase_a(
+    sources: list[Source], ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], options: ValidateOptions
+) -> Iterator[FileResult]:
+    jobs = options.jobs or default_jobs()
+    use_workers = (
+        jobs > 1 and len(sources) >= PARALLEL_MIN_FILES and all(s.path is not None for s in sources)
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+    if not use_workers:
+        for source in sources:
+            yield check_file(source, ctx, old_objects, options.ignore)
+        return
+    # fork: workers inherit imported modules, compiled schemas and --crd registrations for free.
+    global _WORKER_STATE
+    _WORKER_STATE = (ctx, old_objects, options.ignore)
+    chunk = max(1, min(32, len(sources) // (jobs * 8)))
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        for diagnostics, detached in pool.imap(_worker_check, sources, chunksize=chunk):
+            yield _reattach(diagnostics, detached, ctx)
+    _WORKER_STATE = None
+
+
+_WORKER_STATE: tuple[AdmissionContext, dict[ObjectKey, dict[str, Any]], frozenset[str]] | None = None
+
+# What a worker sends back per object: file, document index, prefix, the object as written, the object as
+# admission left it (or None) and whether it was well-typed. Node trees and handlers stay behind.
+_Detached = tuple[str, int, tuple[str | int, ...], dict[str, Any], dict[str, Any] | None, bool]
+
+
+def _worker_check(source: Source) -> tuple[list[Diagnostic], list[_Detached]]:
+    assert _WORKER_STATE is not None
+    ctx, old_objects, ignore = _WORKER_STATE
+    result = check_file(source, ctx, old_objects, ignore)
+    detached = [
+        (c.record.file, c.record.document.index, c.record.prefix, c.record.obj, c.result.obj, c.result.typed)
+        for c in result.checked
+    ]
+    return result.diagnostics, detached
+
+
+def _reattach(diagnostics: list[Diagnostic], detached: list[_Detached], ctx: AdmissionContext) -> FileResult:
+    from jobsetctl.admission.chain import resolve_handler
+
+    checked: list[Checked] = []
+    for file, index, prefix, raw, admitted, typed in detached:
+        record = ObjectRecord(Document(file, index, None, None), prefix, raw)
+        handler = resolve_handler(admitted, ctx)[0] if admitted is not None else None
+        checked.append(Checked(record, AdmissionResult(admitted, [], handler, typed)))
+    return FileResult(diagnostics, checked)
+
+
+class _Positions:
+    """Positions for findings of phase B, re-parsing a file whose node trees stayed in a worker."""
+
+    def __init__(self) -> None:
+        self._documents: dict[str, list[Document]] = {}
+
+    def diagnostic(self, record: ObjectRecord, finding: Finding) -> Diagnostic:
+        if record.document.node is None:
+            documents = self._documents.get(record.file)
+            if documents is None:
+                loaded = load_file(Source(record.file, record.file))
+                documents = [r.document for r in loaded.records]
+                unique: dict[int, Document] = {d.index: d for d in documents}
+                documents = [unique[i] for i in sorted(unique)]
+                self._documents[record.file] = documents
+            for document in documents:
+                if document.index == record.document.index:
+                    record.document = document
+                    break
+        return record.diagnostic(finding)
+
+
 def _admit_record(
-    record: ObjectRecord, ctx: AdmissionContext, old_objects: dict[tuple[str, str, str, str], dict[str, Any]]
+    record: ObjectRecord, ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]]
 ) -> AdmissionResult:
     old = old_objects.get(_namespaced_key(record.obj, ctx)) if old_objects else None
     if old is not None:
@@ -120,21 +221,16 @@ def _admit_record(
     return admit(record.obj, ctx)
 
 
-def _namespaced_key(obj: dict[str, Any], ctx: AdmissionContext) -> tuple[str, str, str, str]:
+def _namespaced_key(obj: dict[str, Any], ctx: AdmissionContext) -> ObjectKey:
     group, kind, namespace, name = object_key(obj)
     return group, kind, namespace or ctx.default_namespace, name
 
 
-def _load_all(sources: list[Source], options: ValidateOptions) -> list[LoadedFile]:
-    return [load_file(source) for source in sources]
-
-
-def _load_old(path: str) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+def _load_old(path: str, ctx: AdmissionContext) -> dict[ObjectKey, dict[str, Any]]:
     sources, problems = discover([path])
     if problems:
         raise UsageError(f"--old: {problems[0].message}")
-    ctx = AdmissionContext(DEFAULT_KUBE_VERSION, parse_feature_gates(None, DEFAULT_KUBE_VERSION))
-    objects: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    objects: dict[ObjectKey, dict[str, Any]] = {}
     for source in sources:
         loaded = load_file(source)
         errors = [d for d in loaded.diagnostics if d.severity is Severity.ERROR]
@@ -158,10 +254,7 @@ def _context_index(checked: list[Checked], options: ValidateOptions, ctx: Admiss
     """What lookups see: the inputs as admission left them, ``--runtimes`` files, then the built-in catalog."""
     index = ObjectIndex()
     for item in checked:
-        if item.result.obj is not None:
-            index.add(item.result.obj)
-        else:
-            index.add(item.record.obj)
+        index.add(item.result.obj if item.result.obj is not None else item.record.obj)
     for obj in _runtime_files(options.runtimes, ctx):
         index.add_missing(obj)
     from jobsetctl.trainer.catalog import builtin_runtimes
@@ -178,8 +271,7 @@ def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[dict
     if problems:
         raise UsageError(f"--runtimes: {problems[0].message}")
     for source in sources:
-        loaded = load_file(source)
-        for record in loaded.records:
+        for record in load_file(source).records:
             result = admit(record.obj, ctx)
             yield result.obj if result.obj is not None else record.obj
 
@@ -193,10 +285,10 @@ def _cross_object(checked: list[Checked], ctx: AdmissionContext) -> Iterable[tup
     yield from run_lints(admitted, ctx)
 
 
-def _ignored(record: ObjectRecord, finding: Finding, ignore: frozenset[str]) -> bool:
-    if finding.rule.id in ignore:
+def _ignored(obj: dict[str, Any], finding: Finding, ignore: frozenset[str]) -> bool:
+    if finding.rule.id in ignore or "all" in ignore:
         return True
-    meta = record.obj.get("metadata")
+    meta = obj.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if isinstance(annotations, dict):
         value = annotations.get(IGNORE_ANNOTATION)
@@ -207,4 +299,7 @@ def _ignored(record: ObjectRecord, finding: Finding, ignore: frozenset[str]) -> 
 
 
 def default_jobs() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)

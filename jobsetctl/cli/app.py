@@ -69,6 +69,7 @@ def validate(
     crd: Annotated[list[str] | None, typer.Option("--crd", help="A CustomResourceDefinition file; its objects are validated by its schema and CEL rules.")] = None,
     old: Annotated[str | None, typer.Option("--old", help="The objects as stored: validate the inputs as an update of these.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=0, help="Worker processes (default: one per core for large inputs; env JOBSETCTL_JOBS).")] = None,
 ) -> int:
     """Check manifests with the whole admission chain, offline: schema, defaults, CEL, webhooks,
     references across files, and lints."""
@@ -77,7 +78,7 @@ def validate(
     from jobsetctl.validate import run
 
     options = validate_options(
-        paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config
+        paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs
     )
     report = run(options)
     chosen = output.value if output else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")

@@ -24,6 +24,7 @@ def validate_options(
     crds: Sequence[str],
     old: str | None,
     config_path: str | None,
+    jobs: int | None = None,
 ) -> ValidateOptions:
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
@@ -45,7 +46,20 @@ def validate_options(
         runtimes=list(runtimes) + list(config.runtimes),
         crds=list(crds) + list(config.crds),
         old=old,
+        jobs=jobs if jobs is not None else _env_jobs(),
     )
+
+
+def _env_jobs() -> int:
+    import os
+
+    from jobsetctl.status import UsageError
+
+    raw = os.environ.get("JOBSETCTL_JOBS", "0")
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise UsageError(f"JOBSETCTL_JOBS must be a number, not {raw!r}") from None
 
 
 def _check_rule_ids(ids: frozenset[str]) -> None:
