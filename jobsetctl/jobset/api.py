@@ -26,6 +26,11 @@ KIND: Final = "JobSet"
 #: Our authored schema, ``jobsetctl/schemas/<name>.json`` (CRD defaults and CEL rules live there).
 SCHEMA_NAME: Final = "jobset.x-k8s.io_v1alpha2_JobSet"
 
+# JobSet feature gates (jobset.md, feature gate table; defaults live in kube/featuregates.py).
+GATE_IN_PLACE_RESTART: Final = "InPlaceRestart"
+GATE_RESTART_JOB: Final = "RestartJob"
+GATE_ELASTIC_JOBSET: Final = "ElasticJobSet"
+
 # ---------------------------------------------------------------------------------------------------
 # Label and annotation keys (jobset.md §1.8, §3.2)
 
@@ -284,7 +289,7 @@ def namespace(obj: Any) -> str:
     return as_str(metadata(obj).get("namespace"))
 
 
-def annotations(obj: Any) -> dict[str, Any]:
+def object_annotations(obj: Any) -> dict[str, Any]:
     return as_dict(metadata(obj).get("annotations"))
 
 
