@@ -90,6 +90,10 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
         handler.default(previous, _as_create(ctx))
 
     schema.apply_defaults(new)
+    if previous is not None:
+        # Issue #2: create-time defaults go on both sides of an update, as the stored object has them,
+        # so that an unchanged manifest is an unchanged object (mutating webhooks run on CREATE only).
+        handler.default(new, _as_create(ctx))
     handler.default(new, ctx)
 
     from jobsetctl.admission.schema import has_type_errors

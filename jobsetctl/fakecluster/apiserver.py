@@ -27,17 +27,13 @@ from typing import Any
 from jobsetctl.admission.chain import admit
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.fakecluster.clock import VirtualClock
-from jobsetctl.kinds.index import object_key
+from jobsetctl.kinds.index import is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext, Object, Operation
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.versions import KubeVersion, split_api_version
 
 Key = tuple[str, str, str, str]  # group, kind, namespace, name
 
-#: Kinds that live outside namespaces (the rest default to the namespace of the write).
-CLUSTER_SCOPED = {("", "Node"), ("scheduling.k8s.io", "PriorityClass"),
-                  ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("", "Namespace"),
-                  ("apiextensions.k8s.io", "CustomResourceDefinition")}
 FOREGROUND_FINALIZER = "foregroundDeletion"
 # Kubernetes SimpleNameGenerator: base truncated to 58 characters plus 5 random ones, from this alphabet
 # (apimachinery util/rand), which avoids vowels and look-alike characters.
@@ -177,7 +173,7 @@ class APIServer:
         """Create an object, as ``kubectl create`` would: admission, then store. Takes ownership of ``obj``."""
         md = meta(obj)
         group, kind = split_api_version(str(obj.get("apiVersion", "")))[0], str(obj.get("kind", ""))
-        if (group, kind) not in CLUSTER_SCOPED and not md.get("namespace"):
+        if not is_cluster_scoped(group, kind) and not md.get("namespace"):
             md["namespace"] = self.default_namespace
         if not md.get("name") and md.get("generateName"):
             md["name"] = self.generate_name(str(md["generateName"]))

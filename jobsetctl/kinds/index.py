@@ -9,6 +9,18 @@ from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.versions import split_api_version
 
 
+#: Kinds that live outside namespaces; every other kind gets the default namespace when it names none.
+CLUSTER_SCOPED = frozenset({
+    ("", "Node"), ("", "Namespace"), ("", "PersistentVolume"), ("scheduling.k8s.io", "PriorityClass"),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("storage.k8s.io", "StorageClass"), ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
+})
+
+
+def is_cluster_scoped(group: str, kind: str) -> bool:
+    return (group, kind) in CLUSTER_SCOPED
+
+
 def object_key(obj: Object) -> tuple[str, str, str, str]:
     """(group, kind, namespace, name) of a manifest; tolerant of malformed input."""
     api_version = obj.get("apiVersion")
@@ -23,17 +35,24 @@ def object_key(obj: Object) -> tuple[str, str, str, str]:
 class ObjectIndex:
     """Objects by group, kind, namespace and name. Later additions of the same key win, like an apply."""
 
-    def __init__(self, objects: Iterable[Object] = ()) -> None:
+    def __init__(self, objects: Iterable[Object] = (), default_namespace: str = "default") -> None:
         self._objects: dict[tuple[str, str, str, str], Object] = {}
+        self.default_namespace = default_namespace
         for obj in objects:
             self.add(obj)
 
+    def _key(self, obj: Object) -> tuple[str, str, str, str]:
+        group, kind, namespace, name = object_key(obj)
+        if not namespace and not is_cluster_scoped(group, kind):
+            namespace = self.default_namespace  # as kubectl would create it
+        return group, kind, namespace, name
+
     def add(self, obj: Object) -> None:
-        self._objects[object_key(obj)] = obj
+        self._objects[self._key(obj)] = obj
 
     def add_missing(self, obj: Object) -> None:
         """Add unless an object with the same key is already there (built-ins yield to user objects)."""
-        self._objects.setdefault(object_key(obj), obj)
+        self._objects.setdefault(self._key(obj), obj)
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Object | None:
         return self._objects.get((group, kind, namespace, name))
