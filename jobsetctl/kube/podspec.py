@@ -331,3 +331,36 @@ def default_pod_spec(pod_spec: Any) -> None:
         # Go sees an explicit null or "" as unset, so those are defaulted too.
         if pod_spec.get(key) in (None, ""):
             pod_spec[key] = value
+
+
+# --- label selectors ------------------------------------------------------------------------
+
+
+def label_selector_matches(selector: Any, labels: Mapping[str, Any]) -> bool:
+    """``metav1.LabelSelectorAsSelector(selector).Matches(labels)``: matchLabels and matchExpressions
+    (In, NotIn, Exists, DoesNotExist) ANDed; an empty selector matches everything. A malformed
+    selector matches nothing, as a selector that fails to convert selects no objects."""
+    sel = _mapping(selector)
+    for key, value in _mapping(sel.get("matchLabels")).items():
+        if labels.get(key) != value:
+            return False
+    for expression in _list(sel.get("matchExpressions")):
+        expr = _mapping(expression)
+        key, operator = str(expr.get("key")), expr.get("operator")
+        values = [v for v in _list(expr.get("values")) if isinstance(v, str)]
+        present = key in labels
+        if operator == "In":
+            if not present or labels.get(key) not in values:
+                return False
+        elif operator == "NotIn":
+            if present and labels.get(key) in values:
+                return False
+        elif operator == "Exists":
+            if not present:
+                return False
+        elif operator == "DoesNotExist":
+            if present:
+                return False
+        else:
+            return False
+    return True
