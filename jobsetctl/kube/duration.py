@@ -49,7 +49,7 @@ def format_duration(seconds: float) -> str:
         return "-" + format_duration(-seconds)
     if seconds < 60:
         return f"{seconds:g}s"
-    whole = int(round(seconds))
+    whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     out = ""

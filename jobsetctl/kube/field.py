@@ -153,7 +153,9 @@ def too_long(path: str | Path, limit: int) -> str:
 
 
 def too_many(path: str | Path, actual: int, limit: int) -> str:
-    return field_error(ErrorType.TOO_MANY, path, actual, f"must have at most {limit} items")
+    # apimachinery pluralises the noun ("at most 1 item", "at most 5 items").
+    noun = "item" if limit == 1 else "items"
+    return field_error(ErrorType.TOO_MANY, path, actual, f"must have at most {limit} {noun}")
 
 
 def duplicate(path: str | Path, value: Any) -> str:
