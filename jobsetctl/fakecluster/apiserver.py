@@ -16,6 +16,8 @@ Stored objects are plain dicts handed out by reference for speed: a component th
 
 from __future__ import annotations
 
+import builtins
+
 import copy
 import random
 import uuid
@@ -59,7 +61,7 @@ class WatchEvent:
 @dataclass(slots=True)
 class WriteResult:
     obj: Object | None
-    findings: list[Finding] = field(default_factory=list)
+    findings: builtins.list[Finding] = field(default_factory=list)
     #: A non-admission failure such as AlreadyExists or NotFound, in the API server's wording.
     error: str | None = None
 
@@ -114,15 +116,15 @@ class APIServer:
         self._by_owner: dict[str, dict[Key, None]] = defaultdict(dict)
         self._by_uid: dict[str, Key] = {}
         self._resource_version = 0
-        self._watchers: list[Callable[[WatchEvent], None]] = []
+        self._watchers: builtins.list[Callable[[WatchEvent], None]] = []
         #: Called with (object, findings) when admission rejects a write.
-        self.on_rejected: list[Callable[[Object, WriteResult], None]] = []
+        self.on_rejected: builtins.list[Callable[[Object, WriteResult], None]] = []
 
     # ---- ClusterView -------------------------------------------------------------------------------
     def get(self, group: str, kind: str, namespace: str, name: str) -> Object | None:
         return self._objects.get((group, kind, namespace, name))
 
-    def list(self, group: str, kind: str, namespace: str | None = None) -> list[Object]:
+    def list(self, group: str, kind: str, namespace: str | None = None) -> builtins.list[Object]:
         keys = self._by_kind.get((group, kind), {})
         if namespace is None:
             return [self._objects[k] for k in keys]
@@ -138,9 +140,9 @@ class APIServer:
         k = self._by_uid.get(uid)
         return self._objects.get(k) if k else None
 
-    def owned(self, owner_uid: str, group: str | None = None, kind: str | None = None) -> list[Object]:
+    def owned(self, owner_uid: str, group: str | None = None, kind: str | None = None) -> builtins.list[Object]:
         """Objects with an ownerReference to ``owner_uid`` (any controller flag), in creation order."""
-        out: list[Object] = []
+        out: builtins.list[Object] = []
         for k in self._by_owner.get(owner_uid, {}):
             if (group is None or k[0] == group) and (kind is None or k[1] == kind):
                 obj = self._objects.get(k)
@@ -148,7 +150,7 @@ class APIServer:
                     out.append(obj)
         return out
 
-    def all_objects(self) -> list[Object]:
+    def all_objects(self) -> builtins.list[Object]:
         return list(self._objects.values())
 
     def __len__(self) -> int:
@@ -177,15 +179,16 @@ class APIServer:
             md["namespace"] = self.default_namespace
         if not md.get("name") and md.get("generateName"):
             md["name"] = self.generate_name(str(md["generateName"]))
-        stored = obj
-        findings: list[Finding] = []
+        stored: Object = obj
+        findings: builtins.list[Finding] = []
         if not skip_admission:
-            stored, findings = self._admit(obj, None)
-            if stored is None:
+            admitted, findings = self._admit(obj, None)
+            if admitted is None:
                 result = WriteResult(None, findings)
                 for callback in self.on_rejected:
                     callback(obj, result)
                 return result
+            stored = admitted
         key = key_of(stored)
         if key in self._objects:
             plural = kind.lower() + "s"
@@ -210,7 +213,7 @@ class APIServer:
             return WriteResult(None, [], f'{key[1].lower()}s "{key[3]}" not found')
         previous = old if old is not None else (copy.deepcopy(current) if current is not obj else None)
         stored = obj
-        findings: list[Finding] = []
+        findings: builtins.list[Finding] = []
         if not skip_admission and previous is not None:
             admitted, findings = self._admit(obj, previous)
             if admitted is None:
@@ -320,7 +323,7 @@ class APIServer:
             self.update_status(obj)
 
     # ---- internals ---------------------------------------------------------------------------------
-    def _admit(self, obj: Object, old: Object | None) -> tuple[Object | None, list[Finding]]:
+    def _admit(self, obj: Object, old: Object | None) -> tuple[Object | None, builtins.list[Finding]]:
         group, _ = split_api_version(str(obj.get("apiVersion", "")))
         kind = obj.get("kind")
         if group == "" and kind == "Pod":
@@ -404,7 +407,7 @@ class APIServer:
         return "".join(self.rng.choice(NAME_ALPHABET) for _ in range(length))
 
 
-def _owner_refs(obj: Object) -> list[dict[str, Any]]:
+def _owner_refs(obj: Object) -> builtins.list[dict[str, Any]]:
     refs = meta(obj).get("ownerReferences")
     return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
 
@@ -416,14 +419,16 @@ def _spec_of(obj: Object) -> Any:
 def _pod_is_running(obj: Object) -> bool:
     if obj.get("kind") != "Pod":
         return False
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-    return bool(spec.get("nodeName")) and status.get("phase") not in ("Succeeded", "Failed")
+    spec = obj.get("spec")
+    status = obj.get("status")
+    node = spec.get("nodeName") if isinstance(spec, dict) else None
+    phase = status.get("phase") if isinstance(status, dict) else None
+    return bool(node) and phase not in ("Succeeded", "Failed")
 
 
 def _grace_period(pod: Object) -> float:
-    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
-    value = spec.get("terminationGracePeriodSeconds")
+    spec = pod.get("spec")
+    value = spec.get("terminationGracePeriodSeconds") if isinstance(spec, dict) else None
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 30.0
 
 
@@ -447,7 +452,7 @@ def controller_of(obj: Object) -> dict[str, Any] | None:
     return None
 
 
-def owner_refs(obj: Object) -> list[dict[str, Any]]:
+def owner_refs(obj: Object) -> builtins.list[dict[str, Any]]:
     return _owner_refs(obj)
 
 

@@ -69,7 +69,7 @@ class FakeCluster:
         self.components: dict[str, Controller] = {}
         targets = CONTROLLERS + (SIMULATION_COMPONENTS if options.simulate else ())
         for target in targets:
-            controller = _load(target)(options)  # type: ignore[call-arg]
+            controller = _load(target)(options)
             self.manager.add(controller)
             self.components[controller.name] = controller
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,11 +27,18 @@ def object_key(obj: Object) -> tuple[str, str, str, str]:
     """(group, kind, namespace, name) of a manifest; tolerant of malformed input."""
     api_version = obj.get("apiVersion")
     group = split_api_version(api_version)[0] if isinstance(api_version, str) else ""
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else ""
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-    return group, str(kind), namespace, name
+    kind = obj.get("kind")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    namespace = meta.get("namespace")
+    name = meta.get("name")
+    return (
+        group,
+        kind if isinstance(kind, str) else "",
+        namespace if isinstance(namespace, str) else "",
+        name if isinstance(name, str) else "",
+    )
 
 
 class ObjectIndex:
@@ -57,7 +66,7 @@ class ObjectIndex:
     def get(self, group: str, kind: str, namespace: str, name: str) -> Object | None:
         return self._objects.get((group, kind, namespace, name))
 
-    def list(self, group: str, kind: str, namespace: str | None = None) -> list[Object]:
+    def list(self, group: str, kind: str, namespace: str | None = None) -> builtins.list[Object]:
         return [
             obj
             for (g, k, ns, _), obj in sorted(self._objects.items(), key=lambda item: item[0])
@@ -67,5 +76,5 @@ class ObjectIndex:
     def __len__(self) -> int:
         return len(self._objects)
 
-    def all(self) -> list[Any]:
+    def all(self) -> builtins.list[Any]:
         return list(self._objects.values())

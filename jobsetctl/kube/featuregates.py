@@ -118,10 +118,10 @@ def parse_feature_gates(spec: str | Mapping[str, object] | None, version: KubeVe
             part = part.strip()
             if not part:
                 continue
-            name, sep, value = part.partition("=")
+            name, sep, text = part.partition("=")
             if not sep:
                 raise UsageError(f"invalid feature gate {part!r}: expected Name=true|false")
-            items.append((name.strip(), value.strip()))
+            items.append((name.strip(), text.strip()))
     else:
         items = list(spec.items())
     explicit: dict[str, bool] = {}

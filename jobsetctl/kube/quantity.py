@@ -91,8 +91,8 @@ def format_quantity(q: Fraction, binary: bool = False) -> str:
             return f"{sign}{q // factor}{suffix}"
     if q.denominator == 1:
         return f"{sign}{q.numerator}"
-    for suffix, factor in (("m", Fraction(1, 1000)), ("u", Fraction(1, 10**6)), ("n", Fraction(1, 10**9))):
-        scaled = q / factor
+    for suffix, fraction in (("m", Fraction(1, 1000)), ("u", Fraction(1, 10**6)), ("n", Fraction(1, 10**9))):
+        scaled = q / fraction
         if scaled.denominator == 1:
             return f"{sign}{scaled.numerator}{suffix}"
     # Below a nano: round up to nanos, as apimachinery cannot represent it either.

@@ -396,7 +396,7 @@ def _depth_violation(text: str) -> LoadProblem | None:
                     mark = event.start_mark
                     return LoadProblem(
                         "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep",
-                        mark.line, mark.column,
+                        mark.line if mark else 0, mark.column if mark else 0,
                     )
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 depth -= 1
