@@ -179,6 +179,10 @@ class APIServer:
             md["namespace"] = self.default_namespace
         if not md.get("name") and md.get("generateName"):
             md["name"] = self.generate_name(str(md["generateName"]))
+        # As the API server's BeforeCreate, uid and creationTimestamp exist before the strategy runs
+        # (the Job strategy builds its selector from the uid).
+        md["uid"] = self._new_uid()
+        md["creationTimestamp"] = self.clock.timestamp()
         stored: Object = obj
         findings: builtins.list[Finding] = []
         if not skip_admission:
@@ -194,12 +198,12 @@ class APIServer:
             plural = kind.lower() + "s"
             group_suffix = f".{group}" if group else ""
             return WriteResult(None, findings, f'{plural}{group_suffix} "{key[3]}" already exists')
-        md = meta(stored)
-        md["uid"] = self._new_uid()
-        md["resourceVersion"] = self._next_rv()
-        md["generation"] = 1
-        md["creationTimestamp"] = self.clock.timestamp()
-        md.pop("deletionTimestamp", None)
+        stored_md = meta(stored)
+        stored_md["uid"] = md["uid"]
+        stored_md["creationTimestamp"] = md["creationTimestamp"]
+        stored_md["resourceVersion"] = self._next_rv()
+        stored_md["generation"] = 1
+        stored_md.pop("deletionTimestamp", None)
         self._store(key, stored)
         self._notify(WatchEvent(WatchType.ADDED, key, stored))
         return WriteResult(stored, findings)
