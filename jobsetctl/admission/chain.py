@@ -22,7 +22,7 @@ upstream webhooks could not even decode it.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobsetctl.diagnostics import Finding, Severity
@@ -89,6 +89,8 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
         schema.apply_defaults(previous)
         handler.default(previous, _as_create(ctx))
 
+    if previous is not None:
+        ctx = replace(ctx, old=previous)
     schema.apply_defaults(new)
     if previous is not None:
         # Issue #2: create-time defaults go on both sides of an update, as the stored object has them,
@@ -126,9 +128,7 @@ def admit_in_cluster(obj: Object, ctx: AdmissionContext) -> list[Finding]:
 
 
 def _as_create(ctx: AdmissionContext) -> AdmissionContext:
-    from dataclasses import replace
-
-    return replace(ctx, operation=Operation.CREATE)
+    return replace(ctx, operation=Operation.CREATE, old=None)
 
 
 def _default_namespace(obj: Any, handler: KindHandler, ctx: AdmissionContext) -> None:

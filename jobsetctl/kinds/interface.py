@@ -58,6 +58,8 @@ class AdmissionContext:
     now: str = EPOCH
     #: Namespace used for namespaced objects that do not name one (kubectl's default context namespace).
     default_namespace: str = "default"
+    #: On UPDATE, the stored object (create-time defaults applied); mutating webhooks compare against it.
+    old: Object | None = None
 
     def for_update(self) -> AdmissionContext:
         return replace(self, operation=Operation.UPDATE)

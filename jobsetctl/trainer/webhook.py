@@ -38,9 +38,11 @@ __all__ = ["default", "rules", "runtime_webhook", "validate", "validate_in_clust
 
 
 def default(obj: Object, ctx: AdmissionContext) -> None:
-    """The mutating webhook on CREATE (the UPDATE branch needs the old object: see validate_update)."""
+    """The mutating webhook (trainer.md §2.3): CREATE stamps new patches; UPDATE compares with the old object."""
     if ctx.operation is Operation.CREATE:
         stamp_create(obj, ctx.now)
+    elif ctx.old is not None:
+        stamp_update(obj, ctx.old, ctx.now)
 
 
 def validate(obj: Object, ctx: AdmissionContext) -> list[Finding]:
@@ -56,7 +58,6 @@ def validate_in_cluster(obj: Object, ctx: AdmissionContext) -> list[Finding]:
 
 
 def validate_update(old: Object, new: Object, ctx: AdmissionContext) -> list[Finding]:
-    stamp_update(new, old, ctx.now)
     new_view = TrainJobView(new, ctx.default_namespace)
     findings = check_managers(new_view)
     findings += check_patch_update(TrainJobView(old, ctx.default_namespace), new_view, ctx.cluster)
