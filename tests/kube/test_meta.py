@@ -76,6 +76,10 @@ def test_object_meta_table(metadata: dict[str, Any], expected: list[tuple[str, s
     assert rows(metadata) == expected
 
 
+def test_wrong_types_are_left_to_the_schema_layer() -> None:
+    assert rows({"name": 5, "namespace": "d", "labels": {"a": 1}, "annotations": ["x"]}) == []
+
+
 def test_quirk_generate_name_mask_replaces_two_characters() -> None:
     """maskTrailingDash turns "A-" into "a" (it drops the last *two* characters and appends "a"), so an
     uppercase single-letter prefix passes while "A" alone does not."""
