@@ -47,10 +47,10 @@ class ObjectRecord:
         """If the value at ``at`` is an unquoted scalar that YAML 1.1 reads surprisingly, say so."""
         from yaml.nodes import ScalarNode
 
-        from jobsetctl.loader.yamlload import yaml11_surprise
+        from jobsetctl.loader.yamlload import is_plain, yaml11_surprise
 
         node = self.document.node_at(self.prefix + at)
-        if isinstance(node, ScalarNode) and node.style is None:
+        if isinstance(node, ScalarNode) and is_plain(node):
             return yaml11_surprise(node.value)
         return None
 

@@ -161,6 +161,11 @@ def yaml11_surprise(text: str) -> str | None:
     return None
 
 
+def is_plain(node: ScalarNode) -> bool:
+    """Whether a scalar was written unquoted (its value then went through :func:`resolve_plain`)."""
+    return node.tag == _TAG_PLAIN
+
+
 def key_string(value: Any) -> str:
     """sigs.k8s.io/yaml turns non-string mapping keys into strings when converting to JSON."""
     if isinstance(value, str):

@@ -158,3 +158,27 @@ def test_json_documents_load_to_the_same_value(value: object) -> None:
     assert not problems
     loaded = documents[0].value if documents else None
     assert loaded == value
+
+
+def test_type_errors_on_unquoted_yaml11_scalars_carry_a_hint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.helpers import validate_text
+
+    diagnostics = validate_text(tmp_path, """
+        apiVersion: jobset.x-k8s.io/v1alpha2
+        kind: JobSet
+        metadata:
+          name: js
+          labels:
+            enabled: on
+        spec:
+          replicatedJobs:
+          - name: rj
+            template:
+              spec:
+                template:
+                  spec:
+                    containers: [{name: c, image: busybox}]
+    """)
+    [typed] = [d for d in diagnostics if d.rule == "schema-type"]
+    assert (typed.line, typed.column) == (6, 5)
+    assert typed.hint is not None and "YAML 1.1 reads the unquoted on as a boolean" in typed.hint
