@@ -17,7 +17,6 @@ Stored objects are plain dicts handed out by reference for speed: a component th
 from __future__ import annotations
 
 import builtins
-
 import copy
 import random
 import uuid
@@ -69,12 +68,25 @@ class WriteResult:
     def ok(self) -> bool:
         return self.obj is not None and self.error is None
 
+    def reason(self) -> str:
+        """The status reason of the refusal: ``AlreadyExists``, ``Forbidden`` (webhooks and admission plugins
+        that deny: Trainer, the pod webhooks, Priority) or ``Invalid`` (schema, CEL, built-in validation and
+        the JobSet webhook, which answers 422 since v0.12, jobset.md §2.1; trainer.md §0)."""
+        if self.error:
+            return "AlreadyExists" if "already exists" in self.error else "NotFound"
+        for finding in self.findings:
+            if finding.effective_severity is Severity.ERROR and finding.rule.id.startswith(_FORBIDDEN_PREFIXES):
+                return "Forbidden"
+        return "Invalid"
+
     def message(self) -> str:
         if self.error:
             return self.error
         errors = [f.message for f in self.findings if f.effective_severity is Severity.ERROR]
         return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
+
+_FORBIDDEN_PREFIXES = ("trainjob-", "runtime-", "pod-")
 
 PodAdmission = Callable[["APIServer", Object], list[Finding]]
 

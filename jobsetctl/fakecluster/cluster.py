@@ -24,6 +24,7 @@ CONTROLLERS = (
     "jobsetctl.fakecluster.controllers.trainjob:TrainJobController",
     "jobsetctl.fakecluster.controllers.jobset:JobSetController",
     "jobsetctl.fakecluster.controllers.job:JobController",
+    "jobsetctl.fakecluster.controllers.jobsetpods:JobSetPodController",
 )
 #: Extra components of a simulated cluster.
 SIMULATION_COMPONENTS = (
@@ -89,4 +90,4 @@ class FakeCluster:
             self.recorder.record_for(event.obj, "Deleted")
 
     def _record_rejection(self, obj: Object, result: WriteResult) -> None:
-        self.recorder.record_for(obj, "Rejected", reason="Invalid", message=result.message())
+        self.recorder.record_for(obj, "Rejected", reason=result.reason(), message=result.message())

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import builtins
-
 from collections.abc import Iterable
 from typing import Any
 
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.versions import split_api_version
-
 
 #: Kinds that live outside namespaces; every other kind gets the default namespace when it names none.
 CLUSTER_SCOPED = frozenset({

@@ -26,6 +26,8 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.kube.priority",
     "jobsetctl.reference",
     "jobsetctl.lint",
+    "jobsetctl.jobset.podwebhook",
+    "jobsetctl.fakecluster.podadmission",
 )
 
 
