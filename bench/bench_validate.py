@@ -83,7 +83,7 @@ def realistic_jobset(rng: random.Random, index: int) -> dict[str, object]:
                      "labels": {"app": "llm", "kueue.x-k8s.io/queue-name": "gpu"}},
         "spec": {
             "failurePolicy": {"maxRestarts": 3, "rules": [
-                {"name": "fail-on-config", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]}]},
+                {"name": "failOnConfig", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]}]},
             "successPolicy": {"operator": "All", "targetReplicatedJobs": ["workers"]},
             "replicatedJobs": [
                 {"name": "driver", "replicas": 1, "template": {"spec": {
@@ -102,7 +102,11 @@ def realistic_jobset(rng: random.Random, index: int) -> dict[str, object]:
 
 
 def write_corpus(directory: Path, count: int) -> int:
+    """``count`` JobSet files plus the PriorityClass they use, so that the corpus is valid."""
     rng = random.Random(1234)
+    (directory / "priorityclass.yaml").write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+    )
     total = 0
     for i in range(count):
         text = yaml.safe_dump(realistic_jobset(rng, i), sort_keys=False)
