@@ -139,8 +139,7 @@ class ReconcilePass:
         """Jobs whose *controller* reference is this JobSet's UID (jobset.md §3.1), in creation order."""
         uid = api.as_str(api.metadata(self.js).get("uid"))
         out: list[Object] = []
-        # (cast: ``APIServer.list`` shadows the builtin in its own annotations, which confuses mypy)
-        for job in cast(list[Object], self.api.owned(uid, "batch", "Job")):
+        for job in self.api.owned(uid, "batch", "Job"):
             ref = controller_of(job)
             if (
                 ref is not None

@@ -19,7 +19,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from jobsetctl.fakecluster.apiserver import APIServer, WriteResult
+from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.controllers.jobset_conditions import WARNING, StatusUpdate
 from jobsetctl.fakecluster.controllers.jobset_status import (
     ChildJobs,
@@ -34,15 +34,6 @@ from jobsetctl.fakecluster.controllers.jobset_status import (
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.jobset import api, render
 from jobsetctl.kinds.interface import Object
-
-
-def api_error(kind: str, group: str, name: str, result: WriteResult) -> str:
-    """A failed write as ``err.Error()`` reads in Go: the API server's own error for NotFound or
-    AlreadyExists, else the ``Invalid`` envelope ``<Kind>.<group> "<name>" is invalid: <causes>``."""
-    if result.error:
-        return result.error
-    qualified = f"{kind}.{group}" if group else kind
-    return f'{qualified} "{name}" is invalid: {result.message()}'
 
 
 @dataclass(slots=True)
@@ -66,7 +57,7 @@ class ChildWriter:
             return
         result = self.api.create(service)
         if not result.ok:
-            error = api_error(render.SERVICE_KIND, "", name, result)
+            error = result.error_text()
             self.recorder.kube_event(self.js, WARNING, api.EVENT_HEADLESS_SERVICE_CREATION_FAILED, error)
             raise ReconcileError(error)
 
@@ -82,7 +73,7 @@ class ChildWriter:
                     continue
                 result = self.api.create(claim)
                 if not result.ok:
-                    error = api_error(render.PVC_KIND, "", name, result)
+                    error = result.error_text()
                     self.recorder.kube_event(self.js, WARNING, api.EVENT_PVC_CREATION_FAILED, error)
                     errors.append(error)
                     break
@@ -115,7 +106,7 @@ class ChildWriter:
                     patched["spec"][key] = value
             result = self.api.update(patched)
             if not result.ok:
-                errors.append(f'failed to patch job "{api.name(job)}" for scaling: {api_error("Job", "batch", api.name(job), result)}')
+                errors.append(f'failed to patch job "{api.name(job)}" for scaling: {result.error_text()}')
         if errors:
             raise ReconcileError("\n".join(errors))
 
@@ -149,7 +140,7 @@ class ChildWriter:
             name = api.name(job)
             result = self.api.create(job)
             if not result.ok:
-                errors.append(api.job_creation_failed_message(name, api_error("Job", "batch", name, result)))
+                errors.append(api.job_creation_failed_message(name, result.error_text()))
         if errors:
             message = "\n".join(errors)
             self.recorder.kube_event(self.js, WARNING, api.EVENT_JOB_CREATION_FAILED, message)
@@ -186,7 +177,7 @@ class ChildWriter:
         edit(changed)
         result = self.api.update(changed)
         if not result.ok:
-            raise ReconcileError(api_error("Job", "batch", api.name(job), result))
+            raise ReconcileError(result.error_text())
 
     def suspend_jobs(self, active: list[Object]) -> None:
         """``suspend: true`` on every active Job, then ``Suspended=True`` (§4.8)."""
