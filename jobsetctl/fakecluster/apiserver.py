@@ -63,6 +63,8 @@ class WriteResult:
     findings: builtins.list[Finding] = field(default_factory=list)
     #: A non-admission failure such as AlreadyExists or NotFound, in the API server's wording.
     error: str | None = None
+    #: Which object the write was about: (group, kind, name), for the error envelope.
+    target: tuple[str, str, str] = ("", "", "")
 
     @property
     def ok(self) -> bool:
@@ -78,6 +80,15 @@ class WriteResult:
             if finding.effective_severity is Severity.ERROR and finding.rule.id.startswith(_FORBIDDEN_PREFIXES):
                 return "Forbidden"
         return "Invalid"
+
+    def error_text(self) -> str:
+        """The refusal as a Go client's ``err.Error()`` reads: the API server's own text for NotFound and
+        AlreadyExists, else the ``Invalid`` envelope ``<Kind>.<group> "<name>" is invalid: <causes>``."""
+        if self.error:
+            return self.error
+        group, kind, name = self.target
+        qualified = f"{kind}.{group}" if group else kind
+        return f'{qualified} "{name}" is invalid: {self.message()}'
 
     def message(self) -> str:
         if self.error:
@@ -200,7 +211,7 @@ class APIServer:
         if not skip_admission:
             admitted, findings = self._admit(obj, None)
             if admitted is None:
-                result = WriteResult(None, findings)
+                result = WriteResult(None, findings, target=(group, kind, str(md.get("name", ""))))
                 for callback in self.on_rejected:
                     callback(obj, result)
                 return result
@@ -209,7 +220,7 @@ class APIServer:
         if key in self._objects:
             plural = kind.lower() + "s"
             group_suffix = f".{group}" if group else ""
-            return WriteResult(None, findings, f'{plural}{group_suffix} "{key[3]}" already exists')
+            return WriteResult(None, findings, f'{plural}{group_suffix} "{key[3]}" already exists', (group, kind, key[3]))
         stored_md = meta(stored)
         stored_md["uid"] = md["uid"]
         stored_md["creationTimestamp"] = md["creationTimestamp"]
@@ -218,7 +229,7 @@ class APIServer:
         stored_md.pop("deletionTimestamp", None)
         self._store(key, stored)
         self._notify(WatchEvent(WatchType.ADDED, key, stored))
-        return WriteResult(stored, findings)
+        return WriteResult(stored, findings, target=(group, kind, key[3]))
 
     def update(self, obj: Object, *, skip_admission: bool = False, old: Object | None = None) -> WriteResult:
         """Replace the spec of a stored object (the stored dict may already hold the new values; pass
@@ -226,14 +237,14 @@ class APIServer:
         key = key_of(obj)
         current = self._objects.get(key)
         if current is None:
-            return WriteResult(None, [], f'{key[1].lower()}s "{key[3]}" not found')
+            return WriteResult(None, [], f'{key[1].lower()}s "{key[3]}" not found', (key[0], key[1], key[3]))
         previous = old if old is not None else (copy.deepcopy(current) if current is not obj else None)
         stored = obj
         findings: builtins.list[Finding] = []
         if not skip_admission and previous is not None:
             admitted, findings = self._admit(obj, previous)
             if admitted is None:
-                result = WriteResult(None, findings)
+                result = WriteResult(None, findings, target=(key[0], key[1], key[3]))
                 for callback in self.on_rejected:
                     callback(obj, result)
                 return result
@@ -253,7 +264,7 @@ class APIServer:
             if isinstance(uid, str):
                 self._by_uid[uid] = key
         self._notify(WatchEvent(WatchType.MODIFIED, key, stored, previous))
-        return WriteResult(stored, findings)
+        return WriteResult(stored, findings, target=(key[0], key[1], key[3]))
 
     def update_status(self, obj: Object) -> None:
         """Record a status (or metadata) change of a stored object: no admission, no generation change."""
