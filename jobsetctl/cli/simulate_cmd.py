@@ -1,5 +1,59 @@
-"""``jobsetctl simulate`` (STUB: to be completed)."""
+"""``jobsetctl simulate``: parse the options, call :func:`jobsetctl.simulate.command.execute`, map the outcome."""
 
 from __future__ import annotations
 
-from jobsetctl.cli.app import app  # noqa: F401  (commands register on the shared app)
+import os
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from jobsetctl.cli.app import GatesOption, KubeVersionOption, app
+from jobsetctl.status import ExitStatus, UsageError
+
+
+class SimulateFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _duration(text: str | None, option: str) -> float | None:
+    if text is None:
+        return None
+    from jobsetctl.kube.duration import DurationError, parse_duration
+
+    try:
+        return parse_duration(text)
+    except DurationError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
+@app.command()
+def simulate(
+    paths: Annotated[list[str] | None, typer.Argument(help="A Scenario file, or manifests (files, directories, - for stdin) submitted at time zero.")] = None,
+    nodes: Annotated[str | None, typer.Option("--nodes", help="Node manifests or a v1 List (e.g. kubectl get nodes -o yaml).")] = None,
+    output: Annotated[SimulateFormat, typer.Option("--output", "-o", help="text (chart, events, summary) or json.")] = SimulateFormat.text,
+    trace: Annotated[str | None, typer.Option("--trace", help="Write a Chrome trace (Perfetto, chrome://tracing) here.")] = None,
+    svg: Annotated[str | None, typer.Option("--svg", help="Write the Gantt chart as an SVG picture here.")] = None,
+    html: Annotated[str | None, typer.Option("--html", help="Write an HTML page with the chart and the summary here.")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (90m, 24h); default: the Scenario's, else when nothing is left to happen.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (generated names); same seed, same timeline.")] = 0,
+    kubernetes_version: KubeVersionOption = None,
+    feature_gates: GatesOption = None,
+) -> int:
+    """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
+    failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
+    from jobsetctl.cli.reporters import REPORTERS
+    from jobsetctl.simulate.command import OutputOptions, execute
+    from jobsetctl.simulate.runner import SimulateOptions
+
+    color = output is SimulateFormat.text and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    options = SimulateOptions(
+        paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
+        kubernetes_version=kubernetes_version, feature_gates=feature_gates,
+    )
+    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout)
+    if outcome.report is not None:
+        sys.stdout.write(REPORTERS[output.value](color=color).render(outcome.report))
+    return ExitStatus.FINDINGS if outcome.failed else ExitStatus.SUCCESS

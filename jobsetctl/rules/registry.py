@@ -28,6 +28,7 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.lint",
     "jobsetctl.jobset.podwebhook",
     "jobsetctl.fakecluster.podadmission",
+    "jobsetctl.simulate.scenario",
 )
 
 

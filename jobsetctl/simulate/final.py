@@ -1,0 +1,83 @@
+"""The ``final`` section of the JSON report: the state of every workload object alive at the end.
+
+One entry ``{"kind", "namespace", "name", "state", "node"?}`` per TrainJob, JobSet, Job, Pod, PodGroup and
+CompositePodGroup still stored, sorted by kind (outermost first), namespace and name. States:
+
+* JobSet, TrainJob: ``Completed``, ``Failed``, ``Suspended`` or ``Running`` (jobset.md §4.8-4.9; a TrainJob's
+  terminal condition is ``Complete``, trainer.md §1.4);
+* Job: ``Complete``, ``Failed``, ``Suspended`` or ``Active``;
+* Pod: its ``status.phase`` (``Pending`` when unset), with ``node`` when bound;
+* PodGroup, CompositePodGroup: ``Scheduled`` once a ``*Scheduled``/``*InitiallyScheduled`` condition is True
+  (scheduling.md §1.4), else ``Pending``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from jobsetctl.simulate import access
+
+#: Kinds listed in ``final``, in output order.
+FINAL_KINDS = ("TrainJob", "JobSet", "Job", "PodGroup", "CompositePodGroup", "Pod")
+_KIND_RANK = {kind: rank for rank, kind in enumerate(FINAL_KINDS)}
+_SCHEDULED_CONDITIONS = frozenset({
+    "PodGroupScheduled", "PodGroupInitiallyScheduled", "CompositePodGroupInitiallyScheduled",
+    "CompositePodGroupScheduled",
+})
+
+
+def _true_conditions(obj: dict[str, Any]) -> set[str]:
+    status = access.status(obj)
+    return {
+        str(c.get("type")) for c in status.get("conditions") or []
+        if isinstance(c, dict) and c.get("status") == "True"
+    }
+
+
+def _suspended(obj: dict[str, Any]) -> bool:
+    spec = access.spec(obj)
+    return spec.get("suspend") is True
+
+
+def state_of(obj: dict[str, Any]) -> str:
+    kind = obj.get("kind")
+    conditions = _true_conditions(obj)
+    if kind in ("JobSet", "TrainJob"):
+        if conditions & {"Completed", "Complete"}:
+            return "Completed"
+        if "Failed" in conditions:
+            return "Failed"
+        return "Suspended" if _suspended(obj) else "Running"
+    if kind == "Job":
+        if "Complete" in conditions:
+            return "Complete"
+        if "Failed" in conditions:
+            return "Failed"
+        return "Suspended" if _suspended(obj) else "Active"
+    if kind == "Pod":
+        status = access.status(obj)
+        return str(status.get("phase") or "Pending")
+    return "Scheduled" if conditions & _SCHEDULED_CONDITIONS else "Pending"
+
+
+def final_states(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for obj in objects:
+        kind = obj.get("kind")
+        if kind not in _KIND_RANK:
+            continue
+        md = access.metadata(obj)
+        entry: dict[str, Any] = {
+            "kind": kind,
+            "namespace": str(md.get("namespace", "") or ""),
+            "name": str(md.get("name", "")),
+            "state": state_of(obj),
+        }
+        if kind == "Pod":
+            spec = access.spec(obj)
+            if spec.get("nodeName"):
+                entry["node"] = str(spec["nodeName"])
+        entries.append(entry)
+    entries.sort(key=lambda e: (_KIND_RANK[e["kind"]], e["namespace"], e["name"]))
+    return entries

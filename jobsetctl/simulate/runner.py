@@ -1,0 +1,294 @@
+"""Run a simulation: build the fake cluster, create the nodes, submit objects and apply actions on the
+virtual clock, stop, and collect what the reports need.
+
+Time (issue #4; anchors.md §3): everything happens on the fake cluster's virtual clock. Submissions and
+actions are clock timers scheduled before the run, in time order; at one instant submissions come
+before actions, each in file order, and the controllers settle after each (``Manager.run``). The run
+stops at ``until`` when one is given; otherwise when nothing is left to happen, that is:
+
+* no timer is left; or
+* nothing has been written for :data:`QUIET_WINDOW` of virtual time, no submission or action is pending,
+  and no pod is running or terminating (what is left are scheduler retries of pods that cannot fit); or
+* :data:`DEFAULT_HORIZON` after the last submission or action (something runs forever: give ``--until``).
+
+Before time zero the cluster gets its nodes (Scenario pools, ``--nodes``) and, when a TrainJob is
+submitted, the ClusterTrainingRuntimes Kubeflow Trainer ships.
+
+Determinism: the cluster's randomness comes from the seed only, timers break ties by scheduling order,
+and nothing here iterates over unordered sets, so one seed gives one timeline.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.diagnostics import Diagnostic
+from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
+from jobsetctl.fakecluster.events import KubeEvent, SimEvent
+from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
+from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
+from jobsetctl.loader.objects import ObjectRecord
+from jobsetctl.simulate import access
+from jobsetctl.simulate.actions import apply_action
+from jobsetctl.simulate.final import final_states
+from jobsetctl.simulate.gates import needed_gates, turned_on
+from jobsetctl.simulate.inputs import Inputs
+from jobsetctl.simulate.ledger import Ledger
+from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
+from jobsetctl.simulate.scenario import Action
+from jobsetctl.status import UsageError
+
+#: Virtual seconds without any write after which retries alone do not keep a run going.
+QUIET_WINDOW = 3600.0
+#: Without ``until``, a run stops this long after the last submission or action at the latest.
+DEFAULT_HORIZON = 30 * 86400.0
+#: Pool name of nodes from ``--nodes`` and of Node manifests among the inputs (trace processes).
+NODES_FILE_POOL = "nodes"
+INPUT_NODES_POOL = "inputs"
+
+
+@dataclass(frozen=True, slots=True)
+class SimulateOptions:
+    """Plain option values of ``jobsetctl simulate`` (the CLI builds this; tests too)."""
+
+    paths: list[str]
+    nodes_file: str | None = None
+    until: float | None = None
+    seed: int = 0
+    #: ``--kubernetes-version``; None: the Scenario's, else the default release.
+    kubernetes_version: str | None = None
+    #: ``--feature-gates`` as given ("A=true,B=false"); overrides the Scenario's gates one by one.
+    feature_gates: str | None = None
+
+
+@dataclass(slots=True)
+class Plan:
+    """Everything decided before the run."""
+
+    inputs: Inputs
+    version: KubeVersion
+    gates: FeatureGates
+    #: Gates simulate turned on because the inputs need them (not set by the user).
+    enabled_gates: list[str]
+    until: float | None
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    name: str
+    version: KubeVersion
+    gates: FeatureGates
+    enabled_gates: list[str]
+    until: float | None
+    end_time: float
+    #: "until", "done" (no timer left), "idle" (only retries left) or "horizon".
+    stop_reason: str
+    events: list[SimEvent]
+    kube_events: list[KubeEvent]
+    final: list[dict[str, Any]]
+    ledger: Ledger
+    #: Submitted objects that admission refused, placed in their files like validate's diagnostics.
+    rejections: list[Diagnostic] = field(default_factory=list)
+    seed: int = 0
+    #: The scheduler's per-group records (admission time, domain, why it waits), when it keeps them.
+    group_records: Any = None
+
+    @property
+    def rejected(self) -> int:
+        return sum(1 for e in self.events if e.event == "Rejected")
+
+
+def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
+    """Version, gates and stop time: command line over Scenario over defaults. Usage errors raise."""
+    scenario = inputs.scenario
+    version_text = options.kubernetes_version or (scenario.kubernetes_version if scenario else None)
+    try:
+        version = KubeVersion.parse(version_text) if version_text else DEFAULT_KUBE_VERSION
+    except UsageError as exc:
+        if options.kubernetes_version is None and scenario is not None:
+            line, column = scenario.kubernetes_version_at
+            raise UsageError(f"{scenario.file}:{line}:{column}: spec.kubernetesVersion: {exc}") from None
+        raise
+    spec: dict[str, object] = {}
+    if scenario is not None and scenario.feature_gates:
+        try:
+            parse_feature_gates(scenario.feature_gates, version)
+        except UsageError as exc:
+            line, column = scenario.feature_gates_at
+            raise UsageError(f"{scenario.file}:{line}:{column}: spec.featureGates: {exc}") from None
+        spec.update(scenario.feature_gates)
+    if options.feature_gates:
+        for name, value in parse_feature_gates(options.feature_gates, version).explicit.items():
+            spec[name] = value
+    explicit = parse_feature_gates(spec, version)
+    objects = [record.obj for record in inputs.all_records()]
+    gates, enabled = turned_on(explicit, needed_gates(objects, version))
+    until = options.until if options.until is not None else (scenario.until if scenario else None)
+    return Plan(inputs, version, gates, enabled, until)
+
+
+class Idle(Exception):
+    """Raised from the step hook to end a run that has nothing left to do."""
+
+
+@dataclass(slots=True)
+class IdleDetector:
+    """Tells real progress from idle retries (see the module docstring). Call :meth:`step` after each
+    timer (``Manager.run``'s ``on_step``); it raises :class:`Idle` once the run has nothing left to do."""
+
+    cluster: FakeCluster
+    ledger: Ledger
+    pending_user_timers: int = 0
+    last_writes: int = -1
+    last_progress: float = 0.0
+    busy_checked_at: int = -1
+    busy: bool = True
+
+    def user_timer_fired(self) -> None:
+        """A submission or action happened: that is progress, even if it wrote nothing."""
+        self.pending_user_timers -= 1
+        self.last_progress = self.cluster.clock.now
+
+    def step(self) -> None:
+        now = self.cluster.clock.now
+        if self.ledger.writes != self.last_writes:
+            self.last_writes = self.ledger.writes
+            self.last_progress = now
+            return
+        if self.pending_user_timers or now - self.last_progress < QUIET_WINDOW:
+            return
+        if self.busy_checked_at != self.ledger.writes:
+            # Only writes change whether something runs, so one check per write count is enough.
+            self.busy_checked_at = self.ledger.writes
+            self.busy = _something_runs(self.cluster)
+        if not self.busy:
+            raise Idle
+
+
+def _something_runs(cluster: FakeCluster) -> bool:
+    for pod in cluster.api.iter_kind("", "Pod"):
+        spec = access.spec(pod)
+        status = access.status(pod)
+        if spec.get("nodeName") and status.get("phase") not in ("Succeeded", "Failed"):
+            return True
+    stored: Iterable[dict[str, Any]] = cluster.api.all_objects()
+    return any(access.metadata(obj).get("deletionTimestamp") for obj in stored)
+
+
+def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
+    """Run a planned simulation to its end and collect the result."""
+    inputs = the_plan.inputs
+    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True))
+    ledger = Ledger()
+    cluster.api.subscribe(ledger.on_event)
+    _create_nodes(cluster, ledger, inputs)
+    _install_runtimes(cluster, inputs)
+    progress = IdleDetector(cluster, ledger)
+    rejections: list[Diagnostic] = []
+    last_user_time = 0.0
+
+    def user_timer(callback: Callable[[], None]) -> Callable[[], None]:
+        def fire() -> None:
+            progress.user_timer_fired()
+            callback()
+        return fire
+
+    for submission in inputs.submissions:
+        progress.pending_user_timers += 1
+        last_user_time = max(last_user_time, submission.at)
+        cluster.clock.call_at(submission.at, user_timer(_bind(_submit, cluster, ledger, list(submission.records), rejections)))
+    actions: list[Action] = sorted(inputs.scenario.actions, key=lambda a: a.at) if inputs.scenario else []
+    for action in actions:
+        progress.pending_user_timers += 1
+        last_user_time = max(last_user_time, action.at)
+        cluster.clock.call_at(action.at, user_timer(_bind(apply_action, cluster, ledger, action)))
+
+    until = the_plan.until
+    stop_reason = "until"
+    try:
+        cluster.manager.run(until if until is not None else last_user_time + DEFAULT_HORIZON, on_step=progress.step)
+        if until is None:
+            stop_reason = "done" if cluster.clock.next_time() is None else "horizon"
+    except Idle:
+        stop_reason = "idle"
+    events = list(cluster.recorder.events)
+    if until is not None:
+        end_time = until
+    else:
+        end_time = events[-1].time if events else 0.0
+    scheduler = cluster.components.get("scheduler")
+    return SimulationResult(
+        name=inputs.name,
+        version=the_plan.version,
+        gates=the_plan.gates,
+        enabled_gates=list(the_plan.enabled_gates),
+        until=until,
+        end_time=end_time,
+        stop_reason=stop_reason,
+        events=events,
+        kube_events=list(cluster.recorder.kube_events),
+        final=final_states(cluster.api.all_objects()),
+        ledger=ledger,
+        rejections=rejections,
+        seed=seed,
+        group_records=getattr(scheduler, "group_records", None),
+    )
+
+
+def _create_nodes(cluster: FakeCluster, ledger: Ledger, inputs: Inputs) -> None:
+    nodes: list[tuple[str, dict[str, Any]]] = []
+    if inputs.scenario is not None:
+        for pool in inputs.scenario.nodes:
+            nodes.extend((pool.name, node) for node in pool_nodes(pool))
+    nodes.extend((NODES_FILE_POOL, normalize_node(record.obj)) for record in inputs.node_records)
+    for pool_name, node in nodes:
+        ledger.pools[node["metadata"]["name"]] = pool_name
+        cluster.api.create(node, skip_admission=True)
+
+
+def _install_runtimes(cluster: FakeCluster, inputs: Inputs) -> None:
+    """A cluster that runs TrainJobs has Kubeflow Trainer installed, with the ClusterTrainingRuntimes it
+    ships (trainer.md §4): install them, as ``validate`` resolves ``runtimeRef`` against them, unless the
+    inputs define a runtime of the same name. Only when a TrainJob is submitted, so other runs stay lean."""
+    records = inputs.all_records()
+    if not any(r.obj.get("kind") == "TrainJob" for r in records):
+        return
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
+    defined = {access.name_of(r.obj) for r in records if r.obj.get("kind") == "ClusterTrainingRuntime"}
+    for runtime in builtin_runtimes():
+        if access.name_of(runtime) not in defined:
+            cluster.api.create(runtime, skip_admission=True)
+
+
+def _submit(cluster: FakeCluster, ledger: Ledger, records: list[ObjectRecord], rejections: list[Diagnostic]) -> None:
+    for record in records:
+        obj = copy.deepcopy(record.obj)
+        if is_node(obj):
+            obj = normalize_node(obj)
+            ledger.pools.setdefault(str(obj["metadata"]["name"]), INPUT_NODES_POOL)
+        result = cluster.submit(obj)
+        if result.ok:
+            continue
+        if result.error:
+            # Not an admission rejection (the API server records those): AlreadyExists and the like.
+            cluster.recorder.record_for(obj, "Rejected", reason="AlreadyExists" if "already exists" in result.error
+                                        else "Invalid", message=result.error)
+            continue
+        rejections.extend(record.diagnostic(finding) for finding in result.findings
+                          if finding.effective_severity.value == "error")
+
+
+def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], None]:
+    """A callback with its arguments fixed now (a lambda in a loop would see the last ones)."""
+    def call() -> None:
+        function(*args)
+    return call
+
+
+def simulate(inputs: Inputs, options: SimulateOptions) -> SimulationResult:
+    """Plan and run (the inputs must be free of errors)."""
+    return run_plan(plan(inputs, options), options.seed)

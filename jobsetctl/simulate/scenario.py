@@ -1,0 +1,570 @@
+"""The Scenario file of ``jobsetctl simulate``: node pools, what is submitted when, faults and operator actions.
+
+A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: Scenario``)::
+
+    metadata: {name: two-teams}
+    spec:
+      kubernetesVersion: "1.37"        # optional; --kubernetes-version wins
+      featureGates: {WorkloadWithJob: true}
+      until: 24h                        # stop time; default: when nothing is left to happen
+      nodes: [{name: gpu, count: 16, capacity: {...}, labels: {...}, taints: [...],
+               topology: [{key: topology.example.com/block, count: 2}, ...], topologyOffset: 0}]
+      submit: [{at: 0s, files: [team-a.yaml]}, {at: 30m, objects: [...]}]
+      actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
+                {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}}]  # resume, delete
+
+This module parses it, strictly: an unknown key, a value of the wrong type, a bad or negative duration, an
+action without exactly one verb are diagnostics with ``file:line:column`` and a ``scenario-*`` rule, and the
+simulation does not start (exit 1). The rules are defined here (register this module in
+``jobsetctl.rules.registry.RULE_MODULES``). The Kubernetes version and feature gates are validated by the
+runner: an unsupported version or an unknown gate is a usage error (exit 2), as on the command line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.diagnostics import Diagnostic, Layer, Severity
+from jobsetctl.kube.duration import DurationError, parse_duration
+from jobsetctl.kube.field import Path, duplicate, invalid, not_supported, path_string, required
+from jobsetctl.kube.names import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from jobsetctl.kube.quantity import QuantityError, parse_quantity
+from jobsetctl.loader.objects import ObjectRecord
+from jobsetctl.rules import core
+from jobsetctl.rules.interface import Rule
+from jobsetctl.rules.registry import define
+
+SCENARIO_API_VERSION = "jobsetctl.dev/v1alpha1"
+SCENARIO_KIND = "Scenario"
+_SPEC = "simulate: the Scenario file (jobsetctl simulate --help)"
+
+E = Severity.ERROR
+UNKNOWN_FIELD = define("scenario-unknown-field", Layer.INPUT, E, "A Scenario has a key it does not define.", spec=_SPEC)
+INVALID_TYPE = define(
+    "scenario-invalid-type", Layer.INPUT, E, "A Scenario value has the wrong type (a list for a mapping ...).", spec=_SPEC
+)
+REQUIRED = define("scenario-required", Layer.INPUT, E, "A Scenario lacks a required field.", spec=_SPEC)
+INVALID_VALUE = define(
+    "scenario-invalid-value", Layer.INPUT, E,
+    "A Scenario value is out of range or malformed (a count, name, label, quantity, kind).", spec=_SPEC,
+)
+INVALID_DURATION = define(
+    "scenario-invalid-duration", Layer.INPUT, E, "A Scenario time (at, until) is not a non-negative duration.",
+    spec=_SPEC,
+)
+MISSING_FILE = define(
+    "scenario-missing-file", Layer.INPUT, E, "A file a Scenario submits does not exist or cannot be read.", spec=_SPEC
+)
+INVALID_ACTION = define(
+    "scenario-invalid-action", Layer.INPUT, E,
+    "A Scenario action does not name exactly one of failNode, failPod, suspend, resume, delete.", spec=_SPEC,
+)
+DUPLICATE_NODE = define(
+    "scenario-duplicate-node", Layer.INPUT, E, "Two node pools, or a pool and a Node manifest, define the same node.",
+    spec=_SPEC,
+)
+MULTIPLE = define("scenario-multiple", Layer.INPUT, E, "The inputs hold more than one Scenario.", spec=_SPEC)
+API_VERSION = define(
+    "scenario-api-version", Layer.INPUT, E, f"A Scenario's apiVersion is not {SCENARIO_API_VERSION}.", spec=_SPEC
+)
+NODES_FILE = define(
+    "scenario-nodes-file", Layer.INPUT, E, "The --nodes file holds something other than v1 Nodes.", spec=_SPEC
+)
+
+#: Verbs of an action, in the order they are documented.
+ACTION_VERBS = ("failNode", "failPod", "suspend", "resume", "delete")
+#: Kinds that ``suspend``/``resume`` act on (they set ``spec.suspend``).
+SUSPENDABLE_KINDS = ("JobSet", "TrainJob", "Job")
+#: Kinds an action may name without an apiVersion, and their API group.
+KIND_GROUPS: dict[str, str] = {
+    "JobSet": "jobset.x-k8s.io",
+    "TrainJob": "trainer.kubeflow.org",
+    "Job": "batch",
+    "Pod": "",
+    "Workload": "scheduling.k8s.io",
+    "PodGroup": "scheduling.k8s.io",
+    "CompositePodGroup": "scheduling.k8s.io",
+    "Service": "",
+    "ConfigMap": "",
+    "Secret": "",
+    "PersistentVolumeClaim": "",
+    "Node": "",
+    "PriorityClass": "scheduling.k8s.io",
+}
+CLUSTER_SCOPED_KINDS = frozenset({"Node", "PriorityClass", "ClusterTrainingRuntime"})
+TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+#: kubelet's default ``maxPods``: a pool that does not give ``pods`` capacity gets this many pod slots.
+DEFAULT_MAX_PODS = "110"
+
+
+def is_scenario(obj: dict[str, Any]) -> bool:
+    """Whether a loaded document is a Scenario (by kind and the jobsetctl.dev group, any version)."""
+    api_version = obj.get("apiVersion")
+    return obj.get("kind") == SCENARIO_KIND and isinstance(api_version, str) and api_version.startswith("jobsetctl.dev/")
+
+
+# ---- the model ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyLevel:
+    """One level of a pool's topology: ``count`` domains per domain of the level above."""
+
+    key: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodePool:
+    name: str
+    count: int = 1
+    capacity: dict[str, str | int | float] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[dict[str, str], ...] = ()
+    topology: tuple[TopologyLevel, ...] = ()
+    topology_offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A path in ``submit[].files``, as written and resolved against the Scenario's directory."""
+
+    text: str
+    path: str
+    at: Path
+
+
+@dataclass(slots=True)
+class Submission:
+    """What arrives at one time: files (loaded by the runner) and inline objects (already records)."""
+
+    at: float
+    index: int
+    files: list[FileRef] = field(default_factory=list)
+    records: list[ObjectRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectTarget:
+    """The object an action names. ``namespace`` is '' for cluster-scoped kinds."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodTarget:
+    """``failPod``: a pod by ``name`` (exact, else ``name-`` + generated suffix) or ``namePrefix``."""
+
+    namespace: str
+    name: str | None = None
+    name_prefix: str | None = None
+
+    def describe(self) -> str:
+        if self.name is not None:
+            return f'pod "{self.namespace}/{self.name}"'
+        return f'pod with name prefix "{self.namespace}/{self.name_prefix}"'
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    at: float
+    index: int
+    verb: str
+    node: str | None = None
+    pod: PodTarget | None = None
+    target: ObjectTarget | None = None
+
+    def describe(self) -> str:
+        if self.verb == "failNode":
+            return f"failNode {self.node}"
+        if self.verb == "failPod" and self.pod is not None:
+            return f"failPod {self.pod.describe()}"
+        return f"{self.verb} {self.target}"
+
+
+@dataclass(slots=True)
+class Scenario:
+    name: str
+    file: str
+    record: ObjectRecord
+    kubernetes_version: str | None = None
+    #: Where the version was written, for usage errors that point into the file.
+    kubernetes_version_at: tuple[int, int] = (1, 1)
+    feature_gates: dict[str, Any] = field(default_factory=dict)
+    feature_gates_at: tuple[int, int] = (1, 1)
+    until: float | None = None
+    nodes: list[NodePool] = field(default_factory=list)
+    submissions: list[Submission] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+
+
+# ---- parsing -----------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed access to a Scenario's values that records a finding, and returns None, for anything wrong."""
+
+    def __init__(self, record: ObjectRecord) -> None:
+        self.record = record
+        self.diagnostics: list[Diagnostic] = []
+
+    def error(self, rule: Rule, message: str, at: Path) -> None:
+        self.diagnostics.append(self.record.diagnostic(rule.finding(message, path=path_string(at), at=at)))
+
+    def mapping(
+        self, value: Any, at: Path, allowed: tuple[str, ...] | None = None, needed: tuple[str, ...] = ()
+    ) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            self.error(INVALID_TYPE, invalid(at, _shape(value), "expected a mapping"), at)
+            return None
+        if allowed is not None:
+            for key in value:
+                if key not in allowed:
+                    self.error(UNKNOWN_FIELD, f'unknown field "{path_string((*at, key))}"', (*at, key))
+        for key in needed:
+            if value.get(key) is None:
+                self.error(REQUIRED, required((*at, key)), at)
+        return value
+
+    def sequence(self, value: Any, at: Path) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.error(INVALID_TYPE, invalid(at, _shape(value), "expected a list"), at)
+            return []
+        return value
+
+    def string(self, value: Any, at: Path) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.error(INVALID_TYPE, invalid(at, value, "expected a string"), at)
+            return None
+        return value
+
+    def integer(self, value: Any, at: Path, minimum: int) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.error(INVALID_TYPE, invalid(at, value, "expected an integer"), at)
+            return None
+        if value < minimum:
+            self.error(INVALID_VALUE, invalid(at, value, f"must be greater than or equal to {minimum}"), at)
+            return None
+        return value
+
+    def duration(self, value: Any, at: Path) -> float | None:
+        if value is None:
+            return None
+        try:
+            return parse_duration(value)
+        except DurationError as exc:
+            self.error(INVALID_DURATION, f"{path_string(at)}: {exc}", at)
+            return None
+
+    def string_map(self, value: Any, at: Path) -> dict[str, str]:
+        if value is None:
+            return {}
+        mapping = self.mapping(value, at)
+        out: dict[str, str] = {}
+        for key, item in (mapping or {}).items():
+            text = self.string(item, (*at, key))
+            if text is not None:
+                out[key] = text
+        return out
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    return str(value)
+
+
+def parse_scenario(record: ObjectRecord) -> tuple[Scenario | None, list[Diagnostic]]:
+    """A Scenario from its loaded document, or None and the diagnostics that explain why not.
+
+    Paths in ``submit[].files`` are resolved against the directory of the Scenario file (standard input:
+    the current directory); whether they exist is checked when the runner loads them.
+    """
+    reader = _Reader(record)
+    top = reader.mapping(record.obj, (), ("apiVersion", "kind", "metadata", "spec"), ("spec",))
+    if top is None:
+        return None, reader.diagnostics
+    if top.get("apiVersion") != SCENARIO_API_VERSION:
+        reader.error(API_VERSION, not_supported(("apiVersion",), top.get("apiVersion"), [SCENARIO_API_VERSION]),
+                     ("apiVersion",))
+    name = _scenario_name(reader, top.get("metadata"), record.file)
+    scenario = Scenario(name, record.file, record)
+    spec = reader.mapping(
+        top.get("spec", {}), ("spec",),
+        ("kubernetesVersion", "featureGates", "until", "nodes", "submit", "actions"),
+    )
+    if spec is not None:
+        _parse_spec(reader, spec, scenario)
+    if any(d.severity is Severity.ERROR for d in reader.diagnostics):
+        return None, reader.diagnostics
+    return scenario, reader.diagnostics
+
+
+def _scenario_name(reader: _Reader, metadata: Any, file: str) -> str:
+    stem = os.path.splitext(os.path.basename(file))[0] or "scenario"
+    if metadata is None:
+        return stem
+    md = reader.mapping(metadata, ("metadata",), ("name", "labels", "annotations"))
+    if md is None:
+        return stem
+    name = reader.string(md.get("name"), ("metadata", "name"))
+    return name or stem
+
+
+def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> None:
+    version = spec.get("kubernetesVersion")
+    if version is not None:
+        if isinstance(version, int | float) and not isinstance(version, bool):
+            # 1.30 unquoted is the float 1.3: refuse it rather than guess.
+            reader.error(INVALID_TYPE, invalid(("spec", "kubernetesVersion"), version,
+                                               'expected a string; quote the version, e.g. "1.37"'),
+                         ("spec", "kubernetesVersion"))
+        else:
+            scenario.kubernetes_version = reader.string(version, ("spec", "kubernetesVersion"))
+            scenario.kubernetes_version_at = reader.record.position(("spec", "kubernetesVersion"))
+    gates = spec.get("featureGates")
+    if gates is not None:
+        mapping = reader.mapping(gates, ("spec", "featureGates"))
+        scenario.feature_gates = dict(mapping or {})
+        scenario.feature_gates_at = reader.record.position(("spec", "featureGates"))
+    scenario.until = reader.duration(spec.get("until"), ("spec", "until"))
+    for index, item in enumerate(reader.sequence(spec.get("nodes"), ("spec", "nodes"))):
+        pool = _parse_pool(reader, item, ("spec", "nodes", index))
+        if pool is None:
+            continue
+        if any(p.name == pool.name for p in scenario.nodes):
+            at: Path = ("spec", "nodes", index, "name")
+            reader.error(DUPLICATE_NODE, duplicate(at, pool.name), at)
+            continue
+        scenario.nodes.append(pool)
+    base = os.path.dirname(scenario.file) if reader.record.document.file != "<stdin>" else ""
+    for index, item in enumerate(reader.sequence(spec.get("submit"), ("spec", "submit"))):
+        submission = _parse_submission(reader, item, ("spec", "submit", index), index, base)
+        if submission is not None:
+            scenario.submissions.append(submission)
+    for index, item in enumerate(reader.sequence(spec.get("actions"), ("spec", "actions"))):
+        action = _parse_action(reader, item, ("spec", "actions", index), index)
+        if action is not None:
+            scenario.actions.append(action)
+
+
+def _parse_pool(reader: _Reader, value: Any, at: Path) -> NodePool | None:
+    pool = reader.mapping(
+        value, at, ("name", "count", "capacity", "labels", "taints", "topology", "topologyOffset"), ("name",)
+    )
+    if pool is None:
+        return None
+    errors_before = len(reader.diagnostics)
+    name = reader.string(pool.get("name"), (*at, "name"))
+    count = reader.integer(pool.get("count"), (*at, "count"), 0)
+    count = 1 if count is None and "count" not in pool else count
+    if name is not None:
+        problems = is_dns1123_subdomain(f"{name}-0")
+        if problems:
+            reader.error(INVALID_VALUE, invalid((*at, "name"), name, "node names <name>-<i> " + problems[0]),
+                         (*at, "name"))
+    capacity = _parse_capacity(reader, pool.get("capacity"), (*at, "capacity"))
+    labels = reader.string_map(pool.get("labels"), (*at, "labels"))
+    for key, text in labels.items():
+        _check_label(reader, key, text, (*at, "labels", key))
+    taints = tuple(_parse_taint(reader, item, (*at, "taints", i))
+                   for i, item in enumerate(reader.sequence(pool.get("taints"), (*at, "taints"))))
+    levels: list[TopologyLevel] = []
+    for i, item in enumerate(reader.sequence(pool.get("topology"), (*at, "topology"))):
+        level_at: Path = (*at, "topology", i)
+        level = reader.mapping(item, level_at, ("key", "count"), ("key", "count"))
+        if level is None:
+            continue
+        level_key = reader.string(level.get("key"), (*level_at, "key"))
+        domains = reader.integer(level.get("count"), (*level_at, "count"), 1)
+        if level_key is not None:
+            problems = is_qualified_name(level_key)
+            if problems:
+                reader.error(INVALID_VALUE, invalid((*level_at, "key"), level_key, problems[0]), (*level_at, "key"))
+            elif any(existing.key == level_key for existing in levels):
+                reader.error(INVALID_VALUE, duplicate((*level_at, "key"), level_key), (*level_at, "key"))
+        if level_key is not None and domains is not None:
+            levels.append(TopologyLevel(level_key, domains))
+    offset = reader.integer(pool.get("topologyOffset"), (*at, "topologyOffset"), 0) or 0
+    if len(reader.diagnostics) > errors_before or name is None or count is None:
+        return None
+    return NodePool(name, count, capacity, labels, tuple(t for t in taints if t), tuple(levels), offset)
+
+
+def _parse_capacity(reader: _Reader, value: Any, at: Path) -> dict[str, str | int | float]:
+    out: dict[str, str | int | float] = {}
+    mapping = reader.mapping(value, at) if value is not None else {}
+    for resource, amount in (mapping or {}).items():
+        where: Path = (*at, resource)
+        problems = is_qualified_name(resource)
+        if problems:
+            reader.error(INVALID_VALUE, invalid(where, resource, problems[0]), where)
+            continue
+        try:
+            quantity = parse_quantity(amount)
+        except QuantityError as exc:
+            reader.error(INVALID_VALUE, invalid(where, amount, str(exc)), where)
+            continue
+        if quantity < 0:
+            reader.error(INVALID_VALUE, invalid(where, amount, "must be greater than or equal to 0"), where)
+            continue
+        out[resource] = amount
+    out.setdefault("pods", DEFAULT_MAX_PODS)
+    return out
+
+
+def _check_label(reader: _Reader, key: str, value: str, at: Path) -> None:
+    key_problems = is_qualified_name(key)
+    if key_problems:
+        reader.error(INVALID_VALUE, invalid(at, key, key_problems[0]), at)
+        return
+    value_problems = is_valid_label_value(value)
+    if value_problems:
+        reader.error(INVALID_VALUE, invalid(at, value, value_problems[0]), at)
+
+
+def _parse_taint(reader: _Reader, value: Any, at: Path) -> dict[str, str]:
+    taint = reader.mapping(value, at, ("key", "value", "effect"), ("key", "effect"))
+    if taint is None:
+        return {}
+    key = reader.string(taint.get("key"), (*at, "key"))
+    text = reader.string(taint.get("value"), (*at, "value"))
+    effect = reader.string(taint.get("effect"), (*at, "effect"))
+    if effect is not None and effect not in TAINT_EFFECTS:
+        reader.error(INVALID_VALUE, not_supported((*at, "effect"), effect, TAINT_EFFECTS), (*at, "effect"))
+        return {}
+    if key is None or effect is None:
+        return {}
+    out = {"key": key, "effect": effect}
+    if text is not None:
+        out["value"] = text
+    return out
+
+
+def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: str) -> Submission | None:
+    entry = reader.mapping(value, at, ("at", "files", "objects"), ("at",))
+    if entry is None:
+        return None
+    errors_before = len(reader.diagnostics)
+    when = reader.duration(entry.get("at"), (*at, "at"))
+    submission = Submission(when or 0.0, index)
+    if entry.get("files") is None and entry.get("objects") is None:
+        reader.error(REQUIRED, required((*at, "files"), "a submission needs files, objects or both"), at)
+    for i, item in enumerate(reader.sequence(entry.get("files"), (*at, "files"))):
+        text = reader.string(item, (*at, "files", i))
+        if text is None:
+            continue
+        if not text:
+            reader.error(INVALID_VALUE, invalid((*at, "files", i), text, "must be a path"), (*at, "files", i))
+            continue
+        resolved = text if os.path.isabs(text) else os.path.join(base, text)
+        submission.files.append(FileRef(text, resolved, (*at, "files", i)))
+    for i, item in enumerate(reader.sequence(entry.get("objects"), (*at, "objects"))):
+        where: Path = (*at, "objects", i)
+        if not isinstance(item, dict):
+            reader.error(core.NOT_AN_OBJECT, f"{path_string(where)}: an object (a mapping) is expected", where)
+            continue
+        missing = [k for k in ("apiVersion", "kind") if not isinstance(item.get(k), str) or not item.get(k)]
+        if missing:
+            reader.error(core.MISSING_TYPE,
+                         f"document is missing {' and '.join(missing)}: every Kubernetes object needs apiVersion and kind",
+                         where)
+            continue
+        record = ObjectRecord(reader.record.document, reader.record.prefix + where, item)
+        submission.records.append(record)
+    if len(reader.diagnostics) > errors_before or when is None:
+        return None
+    return submission
+
+
+def _parse_action(reader: _Reader, value: Any, at: Path, index: int) -> Action | None:
+    entry = reader.mapping(value, at, ("at", *ACTION_VERBS), ("at",))
+    if entry is None:
+        return None
+    verbs = [verb for verb in ACTION_VERBS if verb in entry]
+    errors_before = len(reader.diagnostics)
+    when = reader.duration(entry.get("at"), (*at, "at"))
+    if len(verbs) != 1:
+        found = "none" if not verbs else " and ".join(verbs)
+        reader.error(INVALID_ACTION,
+                     f"{path_string(at)}: an action needs exactly one of {', '.join(ACTION_VERBS)} (found {found})", at)
+        return None
+    verb = verbs[0]
+    where: Path = (*at, verb)
+    action: Action | None = None
+    if verb == "failNode":
+        node = reader.string(entry.get(verb), where)
+        if node is None:
+            reader.error(REQUIRED, required(where, "the name of a node"), where)
+        else:
+            action = Action(0.0, index, verb, node=node)
+    elif verb == "failPod":
+        pod = _parse_pod_target(reader, entry.get(verb), where)
+        if pod is not None:
+            action = Action(0.0, index, verb, pod=pod)
+    else:
+        target = _parse_object_target(reader, entry.get(verb), where, verb)
+        if target is not None:
+            action = Action(0.0, index, verb, target=target)
+    if action is None or when is None or len(reader.diagnostics) > errors_before:
+        return None
+    return Action(when, index, action.verb, action.node, action.pod, action.target)
+
+
+def _parse_pod_target(reader: _Reader, value: Any, at: Path) -> PodTarget | None:
+    entry = reader.mapping(value, at, ("namespace", "name", "namePrefix"))
+    if entry is None:
+        return None
+    namespace = reader.string(entry.get("namespace"), (*at, "namespace")) or "default"
+    name = reader.string(entry.get("name"), (*at, "name"))
+    prefix = reader.string(entry.get("namePrefix"), (*at, "namePrefix"))
+    if (name is None) == (prefix is None):
+        reader.error(INVALID_ACTION, f"{path_string(at)}: give exactly one of name or namePrefix", at)
+        return None
+    if not (name or prefix):
+        reader.error(INVALID_VALUE, invalid((*at, "name" if name is not None else "namePrefix"), "", "must not be empty"), at)
+        return None
+    return PodTarget(namespace, name, prefix)
+
+
+def _parse_object_target(reader: _Reader, value: Any, at: Path, verb: str) -> ObjectTarget | None:
+    entry = reader.mapping(value, at, ("apiVersion", "kind", "namespace", "name"), ("kind", "name"))
+    if entry is None:
+        return None
+    kind = reader.string(entry.get("kind"), (*at, "kind"))
+    name = reader.string(entry.get("name"), (*at, "name"))
+    namespace = reader.string(entry.get("namespace"), (*at, "namespace"))
+    api_version = reader.string(entry.get("apiVersion"), (*at, "apiVersion"))
+    if kind is not None and verb in ("suspend", "resume") and kind not in SUSPENDABLE_KINDS:
+        reader.error(INVALID_VALUE, not_supported((*at, "kind"), kind, list(SUSPENDABLE_KINDS)), (*at, "kind"))
+        return None
+    if kind is None or name is None:
+        return None
+    if api_version is not None:
+        group = api_version.partition("/")[0] if "/" in api_version else ""
+    elif kind in KIND_GROUPS:
+        group = KIND_GROUPS[kind]
+    else:
+        reader.error(INVALID_VALUE, invalid((*at, "kind"), kind,
+                                            "unknown kind: give apiVersion too, or one of " + ", ".join(sorted(KIND_GROUPS))),
+                     (*at, "kind"))
+        return None
+    scoped = "" if kind in CLUSTER_SCOPED_KINDS else (namespace or "default")
+    return ObjectTarget(group, kind, scoped, name)

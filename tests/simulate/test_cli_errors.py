@@ -1,0 +1,92 @@
+"""``jobsetctl simulate`` exit codes for problems found before anything runs (no cluster needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jobsetctl.cli.app import run
+from tests.helpers import dedent
+
+SCENARIO = """\
+apiVersion: jobsetctl.dev/v1alpha1
+kind: Scenario
+metadata: {name: s}
+spec:
+  featureGates: {GangScheduling: true}
+  until: 1h
+  nodes:
+  - {name: node, count: 1, capacity: {cpu: "4"}}
+"""
+
+
+def _scenario(tmp_path: Path, text: str = SCENARIO) -> str:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(dedent(text))
+    return str(path)
+
+
+def test_scenario_error_is_reported_like_validate_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _scenario(tmp_path, SCENARIO.replace("until: 1h", "until: -1h"))
+    trace = tmp_path / "trace.json"
+    assert run(["simulate", path, "--trace", str(trace)]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        path,
+        '  6:3  error   spec.until: invalid duration "-1h": must not be negative  [input/scenario-invalid-duration]',
+    ]
+    assert not trace.exists()  # nothing ran, nothing written
+
+
+def test_scenario_error_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _scenario(tmp_path, SCENARIO.replace("count: 1", "cnt: 1"))
+    assert run(["simulate", path, "-o", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(d["line"], d["column"], d["rule"]) for d in report["diagnostics"]] == [(8, 18, "scenario-unknown-field")]
+
+
+def test_unknown_gate_on_the_command_line_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["simulate", _scenario(tmp_path), "--feature-gates", "Nope=true"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jobsetctl: error: unrecognized feature gate: Nope; known gates: CompositePodGroup, ")
+
+
+def test_unknown_gate_in_the_scenario_is_a_usage_error_with_its_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _scenario(tmp_path, SCENARIO.replace("GangScheduling: true", "Gang: true"))
+    assert run(["simulate", path]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jobsetctl: error: {path}:5:3: spec.featureGates: unrecognized feature gate: Gang; known")
+
+
+def test_unsupported_version_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["simulate", _scenario(tmp_path), "--kubernetes-version", "1.20"]) == 2
+    assert "unsupported Kubernetes version '1.20'" in capsys.readouterr().err
+    path = _scenario(tmp_path, SCENARIO.replace("  until: 1h\n", '  until: 1h\n  kubernetesVersion: "1.20"\n'))
+    assert run(["simulate", path]) == 2
+    assert f"{path}:7:3: spec.kubernetesVersion: unsupported Kubernetes version" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("until", ["-5m", "soon", "5 minutes"])
+def test_bad_until_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], until: str) -> None:
+    assert run(["simulate", _scenario(tmp_path), "--until", until]) == 2
+    assert "--until: invalid duration" in capsys.readouterr().err
+
+
+def test_output_in_a_missing_directory_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["simulate", _scenario(tmp_path), "--svg", str(tmp_path / "no" / "x.svg")]) == 2
+    assert "--svg" in capsys.readouterr().err
+
+
+def test_no_input_and_bad_format_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["simulate"]) == 2
+    assert "no input" in capsys.readouterr().err
+    assert run(["simulate", _scenario(tmp_path), "-o", "sarif"]) == 2
+
+
+def test_missing_nodes_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["simulate", _scenario(tmp_path), "--nodes", str(tmp_path / "nodes.yaml")]) == 2
+    assert "--nodes:" in capsys.readouterr().err

@@ -1,0 +1,75 @@
+"""``jobsetctl simulate`` runs: exit statuses, the terminal output, and the files it writes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from jobsetctl.cli.app import run
+from tests.helpers import SAMPLES
+
+NODE_FAILURE = str(SAMPLES / "scenarios" / "node-failure.yaml")
+
+
+def test_text_output_has_chart_events_and_summary(capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    assert run(["simulate", NODE_FAILURE]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "Scenario node-failure · Kubernetes 1.37 · 5 nodes · seed 0 · end 4h1m (nothing left to happen)"
+    chart = [line for line in lines if "█" in line and not line.startswith("░ waiting")]
+    assert len(chart) == 3 and all(len(line) <= 120 for line in chart)
+    assert all("R" in line and line.rstrip().endswith("done") for line in chart)
+    assert "Events" in lines and "Summary" in lines
+    assert any("Node gpu-1 Failed" in line for line in lines)
+    assert any("JobSet default/resilient Restarting" in line for line in lines)
+    assert "\x1b[" not in out  # no colour codes when stdout is not a terminal
+
+
+def test_files_are_written_only_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace, svg, html = tmp_path / "t.json", tmp_path / "c.svg", tmp_path / "c.html"
+    assert run(["simulate", NODE_FAILURE, "-o", "json", "--trace", str(trace), "--svg", str(svg),
+                "--html", str(html)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["scenario"] == "node-failure"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.html", "c.svg", "t.json"]
+    events = json.loads(trace.read_text())["traceEvents"]
+    tracks: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for event in events:
+        if event["ph"] == "X":
+            tracks[(event["pid"], event["tid"])].append((event["ts"], event["ts"] + event["dur"]))
+    for slices in tracks.values():
+        ordered = sorted(slices)
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(ordered))
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-spare"} <= names
+    assert svg.read_text().startswith("<svg") and "<svg" in html.read_text()
+    run(["simulate", NODE_FAILURE])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.html", "c.svg", "t.json"]
+
+
+def test_rejection_during_the_run_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: Bad}\nspec:\n  template:\n"
+                        "    spec: {restartPolicy: Never, containers: [{name: c, image: x}]}\n")
+    assert run(["simulate", str(manifest)]) == 1
+    out = capsys.readouterr().out
+    assert "Job default/Bad Rejected" in out
+    assert f"{manifest}:3:12: metadata.name: Invalid value: \"Bad\"" in out
+    assert "workload / job" not in out  # a refused object gets no chart row
+
+
+def test_plain_manifests_with_a_nodes_file(capsys: pytest.CaptureFixture[str]) -> None:
+    team_a = str(SAMPLES / "scenarios" / "manifests" / "team-a.yaml")
+    nodes = str(SAMPLES / "scenarios" / "manifests" / "nodes.yaml")
+    assert run(["simulate", team_a, "--nodes", nodes, "-o", "json", "--until", "6h"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["scenario"], document["endTime"], document["summary"]["stopReason"]) == ("team-a", 21600, "until")
+    scheduled = {e["node"] for e in document["events"] if e["event"] == "Scheduled"}
+    assert scheduled <= {"ip-10-0-1-11", "ip-10-0-1-12", "ip-10-0-2-21"}
+    assert document["summary"]["nodes"] == 3
