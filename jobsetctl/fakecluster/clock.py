@@ -36,6 +36,8 @@ class VirtualClock:
         self.epoch = epoch
         self._timers: list[Timer] = []
         self._seq = itertools.count()
+        self._texts: dict[int, str] = {}
+        self._seconds: dict[str, float] = {}
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> Timer:
         timer = Timer(max(when, self.now), next(self._seq), callback, args)
@@ -64,10 +66,23 @@ class VirtualClock:
 
     def timestamp(self, at: float | None = None) -> str:
         """RFC 3339 with second precision, as ``metav1.Time`` serialises."""
-        moment = self.epoch + timedelta(seconds=int(self.now if at is None else at))
-        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        second = int(self.now if at is None else at)
+        text = self._texts.get(second)
+        if text is None:
+            text = (self.epoch + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self._texts[second] = text
+            self._seconds[text] = float(second)
+        return text
 
     def seconds_of(self, timestamp: str) -> float:
-        """Virtual seconds of an RFC 3339 timestamp written by :meth:`timestamp`."""
-        moment = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-        return (moment - self.epoch).total_seconds()
+        """Virtual seconds of an RFC 3339 timestamp written by :meth:`timestamp`.
+
+        Controllers compare condition times all the time; ``strptime`` is slow, so both directions are
+        memoised (second precision keeps the tables as small as the simulated span).
+        """
+        seconds = self._seconds.get(timestamp)
+        if seconds is None:
+            moment = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            seconds = (moment - self.epoch).total_seconds()
+            self._seconds[timestamp] = seconds
+        return seconds
