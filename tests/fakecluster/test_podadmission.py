@@ -76,7 +76,7 @@ def test_unknown_priority_class_is_forbidden(name: str | None, generate_name: st
     assert not result.ok
     assert [(f.rule.id, f.message) for f in result.findings] == [
         ("pod-priority-class-not-found", f'pods "{shown}" is forbidden: no PriorityClass with name nope was found')]
-    assert Timeline(fake).events()[-1][3:] == ("Rejected", "Invalid")
+    assert Timeline(fake).events()[-1][3:] == ("Rejected", "Forbidden")
 
 
 def test_preset_priority_that_differs_from_the_class_is_forbidden() -> None:
@@ -203,8 +203,8 @@ def test_exclusive_leader_first_then_followers_pinned_to_its_domain() -> None:
     fake.run(50)
     assert Timeline(fake).events(kinds={"Pod"}, skip={"Started", "Ready"}) == [
         (0, "Pod", "js-w-0-0-*1", "Created", None),
-        (0, "Pod", "js-w-0-1-*1", "Rejected", "Invalid"),
-        (0, "Pod", "js-w-0-2-*1", "Rejected", "Invalid"),
+        (0, "Pod", "js-w-0-1-*1", "Rejected", "Forbidden"),
+        (0, "Pod", "js-w-0-2-*1", "Rejected", "Forbidden"),
         (1, "Pod", "js-w-0-1-*2", "Created", None),
         (1, "Pod", "js-w-0-2-*2", "Created", None),
     ]
