@@ -15,7 +15,10 @@ than parsing); when phase B needs a position in such a file, the file is parsed 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import os
+import signal
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,7 +121,11 @@ def check(options: ValidateOptions) -> Outcome:
             continue
         obj = item.result.obj
         if obj is not None and item.result.typed and item.result.handler is not None:
-            late.extend((item.record, finding) for finding in admit_in_cluster(obj, cluster_ctx))
+            in_cluster = admit_in_cluster(obj, cluster_ctx)
+            late.extend((item.record, finding) for finding in in_cluster)
+            if not any(f.effective_severity is Severity.ERROR for f in item.result.findings + in_cluster):
+                consequences = item.result.handler.validate_consequences(obj, cluster_ctx)
+                late.extend((item.record, finding) for finding in consequences)
     late.extend(_cross_object(checked, cluster_ctx))
     positions = _Positions()
     for record, finding in late:
@@ -162,10 +169,34 @@ def _phase_a(
     global _WORKER_STATE
     _WORKER_STATE = (ctx, old_objects, options.ignore)
     chunk = max(1, min(32, len(sources) // (jobs * 8)))
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        for diagnostics, detached in pool.imap(_worker_check, sources, chunksize=chunk):
-            yield _reattach(diagnostics, detached, ctx)
-    _WORKER_STATE = None
+    try:
+        with _worker_pool(jobs) as pool:
+            for diagnostics, detached in pool.imap(_worker_check, sources, chunksize=chunk):
+                yield _reattach(diagnostics, detached, ctx)
+    finally:
+        _WORKER_STATE = None
+
+
+def _worker_pool(jobs: int) -> multiprocessing.pool.Pool:
+    """A pool of forked workers that leave Ctrl-C to the parent.
+
+    Ctrl-C in a terminal reaches the whole process group: each worker used to die on its own
+    KeyboardInterrupt and print a traceback (cut short when the parent then terminated it). Workers
+    ignore SIGINT from birth (they are forked with it ignored); the parent gets the KeyboardInterrupt,
+    leaving the ``with`` terminates the workers, and the command line turns it into exit status 130.
+    """
+    context = multiprocessing.get_context("fork")
+    if threading.current_thread() is not threading.main_thread():
+        return context.Pool(jobs, initializer=_ignore_sigint)  # signal handlers can only be set in the main thread
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return context.Pool(jobs, initializer=_ignore_sigint)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 _WORKER_STATE: tuple[AdmissionContext, dict[ObjectKey, dict[str, Any]], frozenset[str]] | None = None

@@ -98,3 +98,9 @@ class KindHandler(ABC):
     def validate_update(self, old: Object, new: Object, ctx: AdmissionContext) -> Iterable[Finding]:
         """Update validation (immutability, suspended-only mutations). Create checks are not re-run."""
         return ()
+
+    def validate_consequences(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
+        """What goes wrong after admission has accepted the object: objects its controller would create
+        that the API server would reject (a TrainJob's JobSet). ``validate`` reports these; the fake API
+        server does not reject on them, because upstream admits the object and fails later."""
+        return ()

@@ -46,6 +46,9 @@ class TrainJobHandler(_TrainerKind):
     def validate_update(self, old: Object, new: Object, ctx: AdmissionContext) -> Iterable[Finding]:
         return webhook.validate_update(old, new, ctx)
 
+    def validate_consequences(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
+        return webhook.validate_consequences(obj, ctx)
+
 
 class TrainingRuntimeHandler(_TrainerKind):
     kind = api.TRAINING_RUNTIME

@@ -34,7 +34,9 @@ from jobsetctl.trainer.webhook_jobset import (
 )
 from jobsetctl.trainer.webhook_plugins import check_flux, check_mpi, check_torch, check_volcano, check_xgboost
 
-__all__ = ["default", "rules", "runtime_webhook", "validate", "validate_in_cluster", "validate_update"]
+__all__ = [
+    "default", "rules", "runtime_webhook", "validate", "validate_consequences", "validate_in_cluster", "validate_update",
+]
 
 
 def default(obj: Object, ctx: AdmissionContext) -> None:
@@ -51,10 +53,17 @@ def validate(obj: Object, ctx: AdmissionContext) -> list[Finding]:
 
 def validate_in_cluster(obj: Object, ctx: AdmissionContext) -> list[Finding]:
     assert ctx.cluster is not None
+    return _runtime_checks(obj, ctx, ctx.cluster)[0]
+
+
+def validate_consequences(obj: Object, ctx: AdmissionContext) -> list[Finding]:
+    """trainer.md §2.7: the JobSet the controller would apply, admitted as the JobSet webhook would (and the
+    reconcile errors the controller would hit). Only when the TrainJob itself is admitted."""
+    assert ctx.cluster is not None
     findings, runtime = _runtime_checks(obj, ctx, ctx.cluster)
-    if runtime is not None and not any(f.effective_severity is Severity.ERROR for f in findings):
-        findings += check_generated_objects(obj, runtime, ctx)
-    return findings
+    if runtime is None or any(f.effective_severity is Severity.ERROR for f in findings):
+        return []
+    return check_generated_objects(obj, runtime, ctx)
 
 
 def validate_update(old: Object, new: Object, ctx: AdmissionContext) -> list[Finding]:
