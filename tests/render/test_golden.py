@@ -1,0 +1,161 @@
+"""Golden files for ``jobsetctl render``: every sample (but ``samples/invalid``, validate's corpus of
+what it must reject), every upstream JobSet example, Trainer example and
+shipped runtime (read from ``../shared/upstream``, skipped when absent), with and without ``--pods``,
+and every ``--gang`` mode x release that is valid.
+
+A golden file is the command line, the exit status and stderr as ``#`` comments, then stdout. Regenerate
+with ``JOBSETCTL_UPDATE_GOLDEN=1 python -m pytest tests/render``; review the diff like code.
+
+Releases and gates per upstream example: the workload-aware-scheduling examples target Kubernetes 1.36
+(scheduling.md, upstream README); the RestartJob and InPlaceRestart examples need their JobSet gates
+(jobset.md, feature-gated failure-policy actions); everything else renders on the default release.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import SAMPLES, UPSTREAM
+from tests.render.support import INPUTS, Case, check_golden, render_cli
+
+JOBSET_EXAMPLES = UPSTREAM / "jobset" / "examples"
+TRAINER = UPSTREAM / "trainer"
+WAS = "workload-aware-scheduling"
+#: Gates some upstream examples are written for (their relative path starts with the key).
+EXAMPLE_GATES = {
+    "failure-policy/restartjob": "RestartJob=true",
+    "in-place-restart/jobset-": "InPlaceRestart=true",
+}
+
+
+def _slug(text: str) -> str:
+    return text.replace("/", "-").removesuffix(".yaml").replace(".", "_")
+
+
+def _example_settings(relative: str) -> tuple[str, tuple[str, ...]]:
+    version = "1.36" if relative.startswith(WAS) else "1.37"
+    gates = next((g for prefix, g in EXAMPLE_GATES.items() if relative.startswith(prefix)), None)
+    return version, ("--feature-gates", gates) if gates else ()
+
+
+def upstream_cases() -> list[Case]:
+    cases: list[Case] = []
+    if not UPSTREAM.is_dir():
+        return cases
+    for path in sorted(JOBSET_EXAMPLES.rglob("*.yaml")):
+        relative = path.relative_to(JOBSET_EXAMPLES).as_posix()
+        version, options = _example_settings(relative)
+        name = f"upstream-jobset-{_slug(relative)}"
+        cases.append(Case(name, (path,), options, version))
+        cases.append(Case(f"{name}__pods", (path,), (*options, "--pods"), version))
+    # The workload-aware-scheduling examples are applied together: Workload, PodGroup(s), JobSet.
+    root = JOBSET_EXAMPLES / WAS
+    together = [(f"{WAS}", tuple(root / f for f in ("workload.yaml", "podgroup.yaml", "jobset.yaml")))]
+    together += [(f"{WAS}-{sub}", (root / sub,)) for sub in ("tas", "preemption", "dra")]
+    for slug, paths in together:
+        cases.append(Case(f"upstream-jobset-{slug}__together", paths, ("--pods",), "1.36"))
+    for path in sorted((TRAINER / "runtimes").glob("*.yaml")):
+        cases.append(Case(f"upstream-trainer-runtimes-{_slug(path.name)}", (path,)))
+    flux_runtime = TRAINER / "examples" / "flux" / "flux-runtime.yaml"
+    for path in sorted((TRAINER / "examples").rglob("*.yaml")):
+        relative = path.relative_to(TRAINER / "examples").as_posix()
+        options: tuple[str, ...] = ()
+        if relative.startswith("flux/") and path != flux_runtime:
+            options = ("--runtimes", str(flux_runtime))
+        name = f"upstream-trainer-examples-{_slug(relative)}"
+        cases.append(Case(name, (path,), options))
+        cases.append(Case(f"{name}__pods", (path,), (*options, "--pods")))
+    return cases
+
+
+def sample_files() -> list[Path]:
+    """Every manifest file, and every directory of manifests without subdirectories (files meant to be
+    applied together, e.g. PriorityClasses next to the JobSets that use them)."""
+    files = sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".yaml", ".yml", ".json")
+                   and "invalid" not in p.relative_to(SAMPLES).parts)  # validate's negative corpus
+    leaves = sorted({f.parent for f in files if f.parent != SAMPLES and not any(d.is_dir() for d in f.parent.iterdir())})
+    return files + [d for d in leaves if len([f for f in files if f.parent == d]) > 1]
+
+
+TRAINING = INPUTS / "training.yaml"
+STAGED = INPUTS / "staged.yaml"
+GANG_CASES = [
+    Case("gang-jobset-1_35", (TRAINING,), ("--gang", "jobset"), "1.35"),
+    Case("gang-jobset-1_36", (TRAINING,), ("--gang", "jobset"), "1.36"),
+    Case("gang-jobset-1_37", (TRAINING,), ("--gang", "jobset"), "1.37"),
+    Case("gang-replicatedjob-1_35__pods", (TRAINING,), ("--gang", "replicatedjob", "--pods"), "1.35"),
+    Case("gang-replicatedjob-1_36", (TRAINING,), ("--gang", "replicatedjob"), "1.36"),
+    Case("gang-replicatedjob-1_37", (TRAINING,), ("--gang", "replicatedjob"), "1.37"),
+    Case("gang-job-1_37__pods", (TRAINING,), ("--gang", "job", "--pods"), "1.37"),
+    Case("gang-jobset-1_36-rack__pods", (TRAINING,),
+         ("--gang", "jobset", "--topology", "topology.example.com/rack", "--pods"), "1.36"),
+    Case("gang-replicatedjob-1_36-rack-priority-podgroup", (TRAINING,),
+         ("--gang", "replicatedjob", "--topology", "topology.example.com/rack", "--priority-class", "training",
+          "--disruption-mode", "PodGroup"), "1.36"),
+    Case("gang-replicatedjob-1_37-zone-rack-priority-all", (TRAINING,),
+         ("--gang", "replicatedjob", "--topology", "topology.kubernetes.io/zone,topology.example.com/rack",
+          "--priority-class", "training", "--disruption-mode", "all"), "1.37"),
+    Case("gang-job-1_37-block-rack-single__pods", (TRAINING,),
+         ("--gang", "job", "--topology", "topology.example.com/block,topology.example.com/rack",
+          "--disruption-mode", "single", "--pods"), "1.37"),
+    Case("gang-replicatedjob-1_37-staged-zone-rack", (STAGED,),
+         ("--gang", "replicatedjob", "--topology", "topology.kubernetes.io/zone,topology.example.com/rack"), "1.37"),
+    Case("gang-job-1_37-staged__all-stages", (STAGED,), ("--gang", "job", "--all-stages"), "1.37"),
+]
+TORCHTUNE = INPUTS / "torchtune.yaml"
+STAGE_CASES = [
+    Case("stages-torchtune", (TORCHTUNE,)),
+    Case("stages-torchtune__all-stages-pods", (TORCHTUNE,), ("--all-stages", "--pods")),
+    Case("stages-staged", (STAGED,)),
+    Case("stages-staged__all-stages", (STAGED,), ("--all-stages",)),
+    Case("stages-staged__all-stages-pods", (STAGED,), ("--all-stages", "--pods")),
+]
+
+
+def _ids(cases: list[Case]) -> list[str]:
+    return [c.name for c in cases]
+
+
+@pytest.mark.parametrize("case", upstream_cases(), ids=_ids(upstream_cases()))
+def test_upstream(case: Case) -> None:
+    check_golden(case, render_cli(*case.args()))
+
+
+@pytest.mark.parametrize("case", [*GANG_CASES, *STAGE_CASES], ids=_ids([*GANG_CASES, *STAGE_CASES]))
+def test_ours(case: Case) -> None:
+    result = render_cli(*case.args())
+    assert result.exit == 0, result.stderr
+    check_golden(case, result)
+
+
+@pytest.mark.parametrize("pods", [False, True], ids=["plain", "pods"])
+@pytest.mark.parametrize("path", sample_files(), ids=[p.relative_to(SAMPLES).as_posix() for p in sample_files()])
+def test_samples(path: Path, pods: bool) -> None:
+    """Samples render on the newest release that accepts them (their header says which)."""
+    options = ("--pods",) if pods else ()
+    name = f"sample-{_slug(path.relative_to(SAMPLES).as_posix())}{'__pods' if pods else ''}"
+    for version in ("1.37", "1.36", "1.35"):
+        case = Case(name, (path,), options, version)
+        result = render_cli(*case.args())
+        if result.exit == 0 and not result.stdout:
+            pytest.skip(f"{path.name} holds no API object (a simulate Scenario)")
+        if result.exit == 0:
+            check_golden(case, result)
+            return
+    pytest.skip(f"{path.name} is no valid manifest on any release by itself (see its directory's case)")
+
+
+def test_every_golden_file_belongs_to_a_case() -> None:
+    """A renamed or removed case must not leave its golden file behind, unchecked."""
+    from tests.render.support import GOLDEN
+
+    known = {c.name for c in [*upstream_cases(), *GANG_CASES, *STAGE_CASES]}
+    for path in sample_files():
+        stem = f"sample-{_slug(path.relative_to(SAMPLES).as_posix())}"
+        known.update((stem, f"{stem}__pods"))
+    stale = sorted(p.name for p in GOLDEN.glob("*.yaml") if p.stem not in known)
+    if not UPSTREAM.is_dir():
+        stale = [name for name in stale if not name.startswith("upstream-")]
+    assert not stale, f"golden files without a case (delete them): {stale}"
