@@ -163,7 +163,8 @@ def test_1_37_owned_job_defers_to_its_parent() -> None:
         "ownerReferences": [parent], "annotations": {"scheduling.k8s.io/group-template-name": "b"}}))
     fake.run(0)
     (group,) = objects(fake, "PodGroup")
-    assert group["metadata"]["name"] == pod_group_name("js-wl", "b")
+    # One PodGroup per delegating Job (several Jobs share the template), named after the Job.
+    assert group["metadata"]["name"] == pod_group_name("js-b-0", "b")
     assert group["metadata"]["ownerReferences"] == [{
         "apiVersion": "batch/v1", "kind": "Job", "name": "js-b-0", "uid": created["metadata"]["uid"],
         "controller": True, "blockOwnerDeletion": True}]

@@ -305,10 +305,6 @@ def test_modes_are_spelled_as_on_the_command_line() -> None:
     assert options("JobSet").mode is GangMode.JOBSET
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "the Job controller's delegated mode (jobsetctl/fakecluster/controllers/job_scheduling.py) looks for the "
-    "template only in the Workload's top-level podGroupTemplates and does not read the parent-CompositePodGroup "
-    "annotation yet; with a CompositePodGroup the templates are nested (scheduling.md §1.6)"))
 def test_job_mode_gets_one_pod_group_per_job_from_the_job_controller() -> None:
     """End to end on 1.37: the Job controller, not render, creates each Job's PodGroup (KEP-5547
     ``managePodGroupOnly``), from the template the Job's annotation names, under the JobSet's

@@ -47,6 +47,12 @@ from jobsetctl.kube.versions import KubeVersion
 GATE = "WorkloadWithJob"
 GROUP = "scheduling.k8s.io"
 GROUP_TEMPLATE_NAME_ANNOTATION = "scheduling.k8s.io/group-template-name"
+#: The parent CompositePodGroup of a delegated PodGroup. KEP-6089 spells it with the hyphen, KEP-5547
+#: without (scheduling.md U3): both are read, KEP-6089's is the one written by ``jobsetctl.gang``.
+PARENT_COMPOSITE_ANNOTATIONS = (
+    "scheduling.k8s.io/parent-composite-podgroup",
+    "scheduling.k8s.io/parent-compositepodgroup",
+)
 #: apimachinery ``util/rand`` alphanumerics (no vowels, no look-alikes).
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -192,7 +198,8 @@ def build_workload(view: JobView, version: KubeVersion, api_version: str) -> Obj
 
 
 def build_pod_group(view: JobView, version: KubeVersion, api_version: str, workload: Object,
-                    template: dict[str, Any], *, link_workload: bool) -> Object:
+                    template: dict[str, Any], *, link_workload: bool, per_job: bool = False,
+                    parent: str = "") -> Object:
     wl_meta = mapping(workload.get("metadata"))
     wl_name = text(wl_meta.get("name"))
     owners = [controller_ref(view.job)]
@@ -210,13 +217,31 @@ def build_pod_group(view: JobView, version: KubeVersion, api_version: str, workl
         for key in ("schedulingConstraints", "disruptionMode", "priorityClassName", "resourceClaims", "priority"):
             if template.get(key) not in (None, "", []):
                 spec[key] = copy.deepcopy(template[key])
+    if parent and version.minor >= 37:
+        spec["parentCompositePodGroupName"] = parent
+    # A delegated template yields one PodGroup per Job (KEP-6089), so the Job's name takes the Workload's
+    # place in the name; the naming of delegated PodGroups is [UNCONFIRMED] upstream.
+    name = pod_group_name(view.name if per_job else wl_name, t_name)
     return {
         "apiVersion": api_version,
         "kind": "PodGroup",
-        "metadata": {"name": pod_group_name(wl_name, t_name), "namespace": view.namespace,
-                     "ownerReferences": owners},
+        "metadata": {"name": name, "namespace": view.namespace, "ownerReferences": owners},
         "spec": spec,
     }
+
+
+def find_template(workload_spec: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """A PodGroup template by name anywhere in a Workload, including inside CompositePodGroup templates
+    (1.37: template names are unique across the whole tree, scheduling.md §1.2)."""
+    for template in items(workload_spec.get("podGroupTemplates")):
+        if isinstance(template, dict) and template.get("name") == name:
+            return template
+    for composite in items(workload_spec.get("compositePodGroupTemplates")):
+        if isinstance(composite, dict):
+            found = find_template(composite, name)
+            if found is not None:
+                return found
+    return None
 
 
 def _workload_ref_name(pod_group: Object, version: KubeVersion) -> str:
@@ -286,14 +311,18 @@ class SchedulingObjects:
             # controller holds pod creation back instead).
             return EnsureResult()
         name = text(view.annotations.get(GROUP_TEMPLATE_NAME_ANNOTATION))
-        for template in items(mapping(parents[0].get("spec")).get("podGroupTemplates")):
-            if isinstance(template, dict) and template.get("name") == name:
-                return self._pod_group(view, version, api_version, parents[0], template, new_job,
-                                       link_workload=False)
-        return EnsureResult()
+        template = find_template(mapping(parents[0].get("spec")), name)
+        if template is None:
+            return EnsureResult()
+        parent_cpg = next(
+            (text(view.annotations.get(a)) for a in PARENT_COMPOSITE_ANNOTATIONS if view.annotations.get(a)), ""
+        )
+        return self._pod_group(view, version, api_version, parents[0], template, new_job,
+                               link_workload=False, per_job=True, parent=parent_cpg)
 
     def _pod_group(self, view: JobView, version: KubeVersion, api_version: str, workload: Object,
-                   template: dict[str, Any], new_job: bool, *, link_workload: bool) -> EnsureResult:
+                   template: dict[str, Any], new_job: bool, *, link_workload: bool, per_job: bool = False,
+                   parent: str = "") -> EnsureResult:
         wl_name = text(mapping(workload.get("metadata")).get("name"))
         groups = [g for g in self.api.list(GROUP, "PodGroup", view.namespace)
                   if _workload_ref_name(g, version) == wl_name]
@@ -304,7 +333,7 @@ class SchedulingObjects:
             if version.minor >= 37 and not new_job:
                 return EnsureResult()
             created = self._create(build_pod_group(view, version, api_version, workload, template,
-                                                   link_workload=link_workload))
+                                                   link_workload=link_workload, per_job=per_job, parent=parent))
             if isinstance(created, str):
                 return EnsureResult(error=created)
             if version.minor >= 37:
