@@ -1,0 +1,302 @@
+"""What the lint modules share: kinds, the JobSet specs inside objects, stages, TrainJob expansion.
+
+A lint module (see :mod:`jobsetctl.lint`) checks one object at a time and looks other objects up
+through ``ctx.cluster`` (validate's index of every input, ``--runtimes`` files and the built-in
+Trainer runtimes). Helpers here never raise on malformed input: lints run on whatever admission
+could type, which may still carry admission errors.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from jobsetctl.jobset import api
+from jobsetctl.kinds.index import ObjectIndex
+from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
+from jobsetctl.kube.field import Path, go_quote
+from jobsetctl.kube.versions import split_api_version
+from jobsetctl.reference import pods_per_job
+from jobsetctl.trainer import api as trainer_api
+
+GroupKind = tuple[str, str]
+T = TypeVar("T")
+
+JOBSET: Final[GroupKind] = (api.GROUP, api.KIND)
+JOB: Final[GroupKind] = ("batch", "Job")
+TRAINJOB: Final[GroupKind] = (trainer_api.GROUP, trainer_api.TRAINJOB)
+TRAINING_RUNTIME: Final[GroupKind] = (trainer_api.GROUP, trainer_api.TRAINING_RUNTIME)
+CLUSTER_TRAINING_RUNTIME: Final[GroupKind] = (trainer_api.GROUP, trainer_api.CLUSTER_TRAINING_RUNTIME)
+RUNTIMES: Final = frozenset({TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME})
+SCHEDULING: Final = "scheduling.k8s.io"
+PODGROUP: Final[GroupKind] = (SCHEDULING, "PodGroup")
+WORKLOAD: Final[GroupKind] = (SCHEDULING, "Workload")
+
+#: The label Kueue reads to pick a LocalQueue (scheduling.md §2.1).
+KUEUE_QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
+
+
+def group_kind(obj: Object) -> GroupKind:
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    group = split_api_version(api_version)[0] if isinstance(api_version, str) else ""
+    return group, kind if isinstance(kind, str) else ""
+
+
+def cluster_of(ctx: AdmissionContext) -> ClusterView:
+    """The lookups of this run; an empty index when the caller gave none."""
+    return ctx.cluster if ctx.cluster is not None else ObjectIndex()
+
+
+def names_list(names: list[str]) -> str:
+    """``"a", "b"`` for messages."""
+    return ", ".join(go_quote(name) for name in names)
+
+
+def lint_doc(why: str, passing: str, failing: str) -> str:
+    """The ``doc`` of a lint rule: why it matters, then a passing and a failing manifest."""
+    def block(text: str) -> str:
+        return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
+
+    return f"{textwrap.dedent(why).strip()}\n\nPasses:\n\n{block(passing)}\n\nFails:\n\n{block(failing)}\n"
+
+
+def priority_of(ctx: AdmissionContext, priority_class_name: str | None) -> int | None:
+    """The priority the Priority admission plugin gives a pod with this class name (None when the class
+    does not exist), resolved once per name and run: resolving scans every PriorityClass."""
+    from jobsetctl.kube.priority import resolve_priority
+
+    resolved: dict[str | None, int | None] = memo(ctx, "priorities", lambda cluster: {})
+    if priority_class_name not in resolved:
+        resolution = resolve_priority(priority_class_name, cluster_of(ctx))
+        resolved[priority_class_name] = None if resolution.error is not None else resolution.priority
+    return resolved[priority_class_name]
+
+
+# --- JobSet specs inside objects -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JobSetView:
+    """A JobSet, or the JobSet template of a (Cluster)TrainingRuntime, with where it sits.
+
+    ``obj`` has the shape of a JobSet (``metadata`` and ``spec``), so the accessors of
+    :mod:`jobsetctl.jobset.api` read it; ``base`` is its path inside the checked object.
+    ``name`` is what the child objects are named after: the JobSet name, or ``<trainjob>`` for a
+    runtime template (every TrainJob gets a JobSet of its own name).
+    """
+
+    obj: dict[str, Any]
+    base: Path
+    name: str
+    in_runtime: bool
+
+    def at(self, *path: str | int) -> Path:
+        return (*self.base, *path)
+
+    def rjob_at(self, index: int, *path: str | int) -> Path:
+        return self.at("spec", "replicatedJobs", index, *path)
+
+
+def jobset_views(obj: Object) -> list[JobSetView]:
+    """The JobSet specs a lint of JobSet semantics should read in ``obj``."""
+    kind = group_kind(obj)
+    if kind == JOBSET:
+        return [JobSetView(obj, (), api.name(obj) or api.generate_name(obj) or "<jobset>", False)]
+    if kind in RUNTIMES:
+        template = api.as_dict(api.spec(obj).get("template"))
+        return [JobSetView(template, ("spec", "template"), "<trainjob>", True)] if template else []
+    return []
+
+
+def what(view: JobSetView) -> str:
+    """How messages name the object whose spec is read."""
+    return "this runtime's JobSet template" if view.in_runtime else f"JobSet {go_quote(view.name)}"
+
+
+# --- stages: which replicated jobs wait for which ------------------------------------------------
+
+
+def dependencies(js: Any) -> dict[str, list[tuple[str, str]]]:
+    """Replicated job name → its ``dependsOn`` (name, status), in spec order."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for rjob in api.replicated_jobs(js):
+        items = api.depends_on(rjob) or []
+        out[api.rjob_name(rjob)] = [(api.as_str(item.get("name")), api.as_str(item.get("status"))) for item in items]
+    return out
+
+
+def waits_for(js: Any) -> dict[str, set[str]]:
+    """Replicated job name → every replicated job it waits for, directly or through others."""
+    direct = {name: {dep for dep, _ in deps} for name, deps in dependencies(js).items()}
+    closure: dict[str, set[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        pending = list(direct[name])
+        while pending:
+            dep = pending.pop()
+            if dep in seen:
+                continue
+            seen.add(dep)
+            pending.extend(direct.get(dep, ()))
+        closure[name] = seen
+    return closure
+
+
+def rjob_pods(rjob: Any) -> int:
+    """Pods of one replicated job that exist at once: replicas × pods per child Job."""
+    return max(0, api.replicas(rjob)) * pods_per_job(api.job_spec(rjob))
+
+
+@dataclass(frozen=True, slots=True)
+class Coexistence:
+    """Which members of a gang can have pods before the gang is admitted."""
+
+    #: Members whose Jobs are created before any other member runs.
+    first: list[str]
+    #: Members that wait (dependsOn, or InOrder startup) for another member to be ready or done.
+    waiting: dict[str, str]
+
+
+def coexistence(js: Any, members: set[str]) -> Coexistence:
+    """Split the ``members`` of one JobSet into those created up front and those that wait for another
+    member (jobset.md §4.3 InOrder: one replicated job at a time, the next once the previous is ready;
+    §4.4 dependsOn: created once every dependency is Ready/Complete). A member that waits for another
+    member can only get pods after that member's pods run, i.e. after the gang was admitted."""
+    ordered = [api.rjob_name(rjob) for rjob in api.replicated_jobs(js)]
+    first: list[str] = []
+    waiting: dict[str, str] = {}
+    if api.startup_order(js) == api.StartupPolicyOrder.IN_ORDER.value:
+        previous_member: str | None = None
+        for name in ordered:
+            if name not in members:
+                continue
+            if previous_member is None:
+                first.append(name)
+                previous_member = name
+            else:
+                waiting[name] = previous_member
+        return Coexistence(first, waiting)
+    closure = waits_for(js)
+    for name in ordered:
+        if name not in members:
+            continue
+        blocking = sorted(dep for dep in closure.get(name, set()) if dep in members and dep != name)
+        if blocking:
+            waiting[name] = blocking[0]
+        else:
+            first.append(name)
+    return Coexistence(first, waiting)
+
+
+# --- TrainJobs: their runtime and what the controller builds --------------------------------------
+
+
+@dataclass(slots=True)
+class TrainJobPlan:
+    """A TrainJob, its runtime and the expansion, shared by the Trainer lints of one run."""
+
+    runtime: Object
+    runtime_name: str
+    expansion: Any  # jobsetctl.trainer.expand.Expansion (imported lazily: the expansion is large)
+    #: The generated JobSet as JobSet admission leaves it (defaults applied), or None if not typed.
+    jobset: Object | None
+
+
+_PLANS: dict[int, tuple[Object, TrainJobPlan | None]] = {}
+_MEMO: dict[tuple[str, int], tuple[object, Any]] = {}
+
+
+def clear_caches() -> None:
+    """Forget the TrainJob plans and indexes of the previous run (:func:`jobsetctl.lint.run_lints` calls it)."""
+    _PLANS.clear()
+    _MEMO.clear()
+
+
+def memo(ctx: AdmissionContext, name: str, build: Callable[[ClusterView], T]) -> T:
+    """``build(cluster)`` once per cluster view and run: the lints that look across objects index the
+    inputs once instead of scanning them again for every object (quadratic on large inputs)."""
+    cluster = cluster_of(ctx)
+    key = (name, id(cluster))
+    cached = _MEMO.get(key)
+    if cached is not None and cached[0] is cluster:
+        value: T = cached[1]
+        return value
+    built = build(cluster)
+    _MEMO[key] = (cluster, built)  # holding the view keeps its id from being reused
+    return built
+
+
+def plan_of(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
+    """Expand a TrainJob against its runtime (memoised per object for the run).
+
+    None without a runtime, and None when the TrainJob webhook (or JobSet admission of the JobSet it
+    generates) rejects it: then nothing runs, and what a lint would say about running it is noise next
+    to the error. Each Trainer lint would otherwise expand the same TrainJob again.
+    """
+    cached = _PLANS.get(id(trainjob))
+    if cached is not None and cached[0] is trainjob:
+        return cached[1]
+    plan = _make_plan(trainjob, ctx)
+    _PLANS[id(trainjob)] = (trainjob, plan)  # holding the object keeps its id from being reused
+    return plan
+
+
+def _make_plan(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
+    from dataclasses import replace
+
+    from jobsetctl.admission.chain import admit
+    from jobsetctl.diagnostics import Severity
+    from jobsetctl.kinds.interface import Operation
+    from jobsetctl.trainer.expand import expand
+
+    # The TrainJob webhook's steps A and B (runtime resolution, plugin checks). Private upstream of us:
+    # jobsetctl.trainer.webhook.validate_in_cluster would also expand and admit the JobSet, which we do
+    # below anyway, and that doubled the cost of linting TrainJobs.
+    from jobsetctl.trainer.webhook import _runtime_checks
+
+    cluster = cluster_of(ctx)
+    findings, runtime = _runtime_checks(trainjob, replace(ctx, cluster=cluster), cluster)
+    if runtime is None or any(f.effective_severity is Severity.ERROR for f in findings):
+        return None
+    expansion = expand(_as_created(trainjob), runtime, gates=ctx.gates, default_namespace=ctx.default_namespace)
+    result = admit(expansion.jobset, replace(ctx, operation=Operation.CREATE, old=None))
+    if expansion.applied and not result.accepted:
+        return None  # trainjob-jobset-rejected: the JobSet is never created
+    jobset = result.obj if result.typed else None
+    return TrainJobPlan(runtime, api.name(runtime), expansion, jobset)
+
+
+#: Offline a TrainJob has no UID yet; the controller's JobSet carries an ownerReference with one.
+PLACEHOLDER_UID: Final = "00000000-0000-0000-0000-000000000000"
+
+
+def _as_created(trainjob: Object) -> Object:
+    """The TrainJob as the controller sees it: with a UID and, for generateName, a generated name."""
+    from jobsetctl.jobset.names import generated_name
+
+    meta = dict(api.metadata(trainjob))
+    meta.setdefault("uid", PLACEHOLDER_UID)
+    generate = meta.get("generateName")
+    if not meta.get("name") and isinstance(generate, str) and generate:
+        meta["name"] = generated_name(generate)
+    return {**trainjob, "metadata": meta}
+
+
+def trainer_section(trainjob: Object) -> dict[str, Any] | None:
+    value = api.spec(trainjob).get("trainer")
+    return value if isinstance(value, dict) else None
+
+
+def runtime_label(plan: TrainJobPlan) -> str:
+    kind = plan.runtime.get("kind")
+    return f"{kind if isinstance(kind, str) else 'runtime'} {go_quote(plan.runtime_name)}"
+
+
+RUNTIME_REF_NAME: Final[Path] = ("spec", "runtimeRef", "name")
+
+
+def labels_of(obj: Any) -> dict[str, Any]:
+    return api.as_dict(api.metadata(obj).get("labels"))
