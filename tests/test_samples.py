@@ -54,8 +54,6 @@ EXEMPT: dict[str, str] = {
     "pod-priority-preset": "Pod admission: only the fake API server of render/simulate creates Pods",
     # Defined for every scheduling kind by kube/scheduling_rules.py, but PodGroups and CompositePodGroups
     # have no templates and their reference names report as *-reference: nothing reports these two.
-    "podgroup-name": "registered but never reported (see kube/scheduling_rules.py _family)",
-    "compositepodgroup-name": "registered but never reported (see kube/scheduling_rules.py _family)",
 }
 
 

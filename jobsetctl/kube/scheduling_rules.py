@@ -52,20 +52,20 @@ class KindRules:
 
 
 def _family(prefix: str, kind: str, without: tuple[str, ...] = ()) -> KindRules:
-    """The rules of one kind; a kind without a field (a PodGroup has no templates) gets no rule for
-    it, and the slot holds the ``name`` rule, which its checks never reach."""
+    """The rules of one kind; a kind without a field (a PodGroup has no templates, hence no template
+    names) gets no rule for it, and the slot holds the ``reference`` rule, which its checks never reach."""
     e, w = Severity.ERROR, Severity.WARNING
     spec = "scheduling.md §1.2"
-    name = define(f"{prefix}-name", Layer.WEBHOOK, e,
-                  f"A {kind} template or reference name is missing, malformed or duplicated.", spec=spec)
+    reference = define(f"{prefix}-reference", Layer.WEBHOOK, e,
+                       f"A {kind} reference field (controllerRef, workloadRef, parent) is malformed.", spec=spec)
 
     def rule(suffix: str, summary: str, severity: Severity = e, layer: Layer = Layer.WEBHOOK) -> Rule:
         if suffix in without:
-            return name
+            return reference
         return define(f"{prefix}-{suffix}", layer, severity, summary, spec=spec)
 
     return KindRules(
-        name=name,
+        name=rule("name", f"A {kind} template or reference name is missing, malformed or duplicated."),
         templates=rule(
             "templates",
             f"The {kind} template lists are empty, too long, both set, or a CompositePodGroup tree is malformed.",
@@ -76,7 +76,7 @@ def _family(prefix: str, kind: str, without: tuple[str, ...] = ()) -> KindRules:
         disruption_mode=rule("disruption-mode", f"A {kind} disruptionMode is unsupported or wider than its policy."),
         priority=rule("priority", f"A {kind} priority or priorityClassName is invalid or cannot be resolved."),
         preemption_policy=rule("preemption-policy", f"A {kind} preemptionPolicy is unsupported."),
-        reference=rule("reference", f"A {kind} reference field (controllerRef, workloadRef, parent) is malformed."),
+        reference=reference,
         immutable=rule("immutable", f"An update changes an immutable {kind} field."),
         gated_field=rule(
             "gated-field",
@@ -87,5 +87,5 @@ def _family(prefix: str, kind: str, without: tuple[str, ...] = ()) -> KindRules:
 
 
 WORKLOAD = _family("workload", "Workload")
-PODGROUP = _family("podgroup", "PodGroup", without=("templates",))
-COMPOSITE_PODGROUP = _family("compositepodgroup", "CompositePodGroup", without=("templates", "resource-claims"))
+PODGROUP = _family("podgroup", "PodGroup", without=("templates", "name"))
+COMPOSITE_PODGROUP = _family("compositepodgroup", "CompositePodGroup", without=("templates", "name", "resource-claims"))

@@ -255,10 +255,10 @@ def _make_plan(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
     # The TrainJob webhook's steps A and B (runtime resolution, plugin checks). Private upstream of us:
     # jobsetctl.trainer.webhook.validate_in_cluster would also expand and admit the JobSet, which we do
     # below anyway, and that doubled the cost of linting TrainJobs.
-    from jobsetctl.trainer.webhook import _runtime_checks
+    from jobsetctl.trainer.webhook import runtime_checks
 
     cluster = cluster_of(ctx)
-    findings, runtime = _runtime_checks(trainjob, replace(ctx, cluster=cluster), cluster)
+    findings, runtime = runtime_checks(trainjob, replace(ctx, cluster=cluster), cluster)
     if runtime is None or any(f.effective_severity is Severity.ERROR for f in findings):
         return None
     expansion = expand(_as_created(trainjob), runtime, gates=ctx.gates, default_namespace=ctx.default_namespace)

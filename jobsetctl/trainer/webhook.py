@@ -53,14 +53,14 @@ def validate(obj: Object, ctx: AdmissionContext) -> list[Finding]:
 
 def validate_in_cluster(obj: Object, ctx: AdmissionContext) -> list[Finding]:
     assert ctx.cluster is not None
-    return _runtime_checks(obj, ctx, ctx.cluster)[0]
+    return runtime_checks(obj, ctx, ctx.cluster)[0]
 
 
 def validate_consequences(obj: Object, ctx: AdmissionContext) -> list[Finding]:
     """trainer.md §2.7: the JobSet the controller would apply, admitted as the JobSet webhook would (and the
     reconcile errors the controller would hit). Only when the TrainJob itself is admitted."""
     assert ctx.cluster is not None
-    findings, runtime = _runtime_checks(obj, ctx, ctx.cluster)
+    findings, runtime = runtime_checks(obj, ctx, ctx.cluster)
     if runtime is None or any(f.effective_severity is Severity.ERROR for f in findings):
         return []
     return check_generated_objects(obj, runtime, ctx)
@@ -71,11 +71,11 @@ def validate_update(old: Object, new: Object, ctx: AdmissionContext) -> list[Fin
     findings = check_managers(new_view)
     findings += check_patch_update(TrainJobView(old, ctx.default_namespace), new_view, ctx.cluster)
     if ctx.cluster is not None:
-        findings += _runtime_checks(new, ctx, ctx.cluster)[0]
+        findings += runtime_checks(new, ctx, ctx.cluster)[0]
     return findings
 
 
-def _runtime_checks(obj: Object, ctx: AdmissionContext, cluster: ClusterView) -> tuple[list[Finding], Object | None]:
+def runtime_checks(obj: Object, ctx: AdmissionContext, cluster: ClusterView) -> tuple[list[Finding], Object | None]:
     """Step A, then step B on the runtime Info (trainer.md §2.4)."""
     resolution = resolve(TrainJobView(obj, ctx.default_namespace), cluster)
     if resolution.runtime is None:

@@ -52,7 +52,8 @@ spec:
 
 
 def _webhook_rows(diagnostics: list[Diagnostic]) -> list[tuple[int, int, str]]:
-    return [row for row in table(diagnostics) if row[2].startswith("jobset-")]
+    return [row for row, d in zip(table(diagnostics), [d for d in diagnostics if d.severity != "info"], strict=True)
+            if row[2].startswith("jobset-") and d.layer == "webhook"]
 
 
 def test_positions(tmp_path: Path) -> None:
