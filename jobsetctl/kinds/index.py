@@ -44,6 +44,10 @@ class ObjectIndex:
 
     def __init__(self, objects: Iterable[Object] = (), default_namespace: str = "default") -> None:
         self._objects: dict[tuple[str, str, str, str], Object] = {}
+        # Per kind, the keys in sorted order, rebuilt only after that kind changed: lookups by kind run
+        # once per pod template in the reference layer, so sorting the whole index each time was quadratic.
+        self._by_kind: dict[tuple[str, str], builtins.list[tuple[str, str, str, str]]] = {}
+        self._dirty: set[tuple[str, str]] = set()
         self.default_namespace = default_namespace
         for obj in objects:
             self.add(obj)
@@ -55,21 +59,29 @@ class ObjectIndex:
         return group, kind, namespace, name
 
     def add(self, obj: Object) -> None:
-        self._objects[self._key(obj)] = obj
+        key = self._key(obj)
+        if key not in self._objects:
+            self._by_kind.setdefault(key[:2], []).append(key)
+            self._dirty.add(key[:2])
+        self._objects[key] = obj
 
     def add_missing(self, obj: Object) -> None:
         """Add unless an object with the same key is already there (built-ins yield to user objects)."""
-        self._objects.setdefault(self._key(obj), obj)
+        if self._key(obj) not in self._objects:
+            self.add(obj)
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> Object | None:
         return self._objects.get((group, kind, namespace, name))
 
     def list(self, group: str, kind: str, namespace: str | None = None) -> builtins.list[Object]:
-        return [
-            obj
-            for (g, k, ns, _), obj in sorted(self._objects.items(), key=lambda item: item[0])
-            if g == group and k == kind and (namespace is None or ns == namespace)
-        ]
+        """Objects of a kind sorted by namespace and name (stable whatever the input order)."""
+        keys = self._by_kind.get((group, kind))
+        if not keys:
+            return []
+        if (group, kind) in self._dirty:
+            keys.sort()
+            self._dirty.discard((group, kind))
+        return [self._objects[k] for k in keys if namespace is None or k[2] == namespace]
 
     def __len__(self) -> int:
         return len(self._objects)
