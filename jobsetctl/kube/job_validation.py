@@ -344,8 +344,16 @@ def validate_pod_template(template: Any, p: Path, out: Findings) -> None:
         here = (*spec_path, "containers")
         out.add(POD_TEMPLATE, kfield.required(here), here)
     seen: set[str] = set()
+    volumes = {v.get("name") for v in items(pod_spec.get("volumes")) if isinstance(v, dict)}
     for ref in all_containers(pod_spec):
         here = spec_path + ref.path
+        # ValidateVolumeMounts: every mount names a volume of the pod (a JobSet accepts the template, the
+        # Job create then fails: JobCreationFailed).
+        for index, mount in enumerate(items(ref.container.get("volumeMounts"))):
+            mount_name = mapping(mount).get("name")
+            if isinstance(mount_name, str) and mount_name and mount_name not in volumes:
+                where = (*here, "volumeMounts", index, "name")
+                out.add(POD_TEMPLATE, kfield.field_error(kfield.ErrorType.NOT_FOUND, where, mount_name), where)
         name = ref.container.get("name")
         if name == "":
             out.add(POD_TEMPLATE, kfield.required((*here, "name")), (*here, "name"))

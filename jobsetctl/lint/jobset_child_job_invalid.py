@@ -17,7 +17,6 @@ same way and reported on the TrainJob (trainer.md §2.7 reports JobSet admission
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,11 +76,16 @@ KINDS = frozenset({JOBSET, TRAINJOB})
 
 def child_job_problems(jobset: Any, ctx: AdmissionContext) -> Iterator[tuple[str, str, Path, str]]:
     """(Job name, message, position in the JobSet, Job-relative path) per error of a child Job spec."""
+    from jobsetctl.jobset.render import child_job
+
     for index, rjob in api.enumerate_replicated_jobs(jobset):
-        spec = api.job_template(rjob).get("spec")
-        if not isinstance(spec, dict):
+        if not isinstance(api.job_template(rjob).get("spec"), dict):
             continue
-        job_spec = copy.deepcopy(spec)
+        # The Job exactly as the controller builds it (labels, subdomain, volumeClaimPolicies volumes),
+        # so that a mount of a claim template is not mistaken for a missing volume.
+        job_spec = child_job(jobset, rjob, 0, restart_attempt=0).get("spec")
+        if not isinstance(job_spec, dict):
+            continue
         default_job_spec(job_spec)
         job_name = names.job_name(api.name(jobset), api.rjob_name(rjob), 0)
         for finding in validate_job_spec(job_spec, ("spec",), ctx):

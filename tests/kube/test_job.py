@@ -379,3 +379,26 @@ def test_job_defaulting_tolerates_any_shape() -> None:
         result = admit(load_one(f"apiVersion: batch/v1\nkind: Job\nmetadata: {{name: x}}\n{junk}"),
                        AdmissionContext(KubeVersion.V1_37, parse_feature_gates("", KubeVersion.V1_37)))
         assert result.obj is not None
+
+
+def test_volume_mount_must_name_a_pod_volume() -> None:
+    """ValidateVolumeMounts: a mount of a volume the pod does not have; JobSet admission does not check
+    it, the Job create does (the lint jobset-child-job-invalid reports it on the JobSet)."""
+    text = """
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j}
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              volumes: [{name: cfg, emptyDir: {}}]
+              containers:
+              - name: c
+                image: busybox
+                volumeMounts: [{name: data, mountPath: /data}, {name: cfg, mountPath: /cfg}]
+    """
+    findings = admit_text(text).findings
+    assert [(f.rule.id, f.message) for f in findings] == [
+        ("job-pod-template", 'spec.template.spec.containers[0].volumeMounts[0].name: Not found: "data"')
+    ]
