@@ -1,0 +1,278 @@
+"""Placing a group of pods in one consistent pass: the core of the PodGroup (1.36) and workload (1.37)
+scheduling cycles, with topology-aware placement (KEP-5732, scheduling.md §1.7).
+
+Without a topology constraint the group's pods are filtered, scored and *assumed* one after another
+against one cache, so later pods see earlier ones (scheduling.md §1.3). With a constraint
+``schedulingConstraints.topology[0].key``:
+
+1. placements: one per distinct value of the label (nodes without it are in none); if members are
+   already bound, only the placement holding all of them;
+2. feasibility: the default algorithm restricted to the placement; feasible when ≥ ``minCount`` pods
+   (gang) or ≥ 1 pod (basic) fit, counting members already bound there;
+3. scoring: more pods placed first (PodGroupPodsCount), then the highest allocation fraction
+   (existing usage + the group's usage) / capacity of the placement, averaged over the resources the
+   group requests (our reading of the KEP's NodeResourcesFit placement score). Ties (U7, unspecified
+   upstream): the smallest label value in string order.
+
+Fast path (issue #5, "feasibility per signature once per cycle"): when every pod shares one signature
+and nothing dynamic applies (no inter-pod affinity anywhere, no nominated pods in the domain), a
+domain's capacity for the group is the sum over its nodes of how many copies fit, cached per domain
+version, so a gang costs a lookup per domain, not a simulation. The chosen domain is then placed pod
+by pod for real.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from jobsetctl.fakecluster.scheduler.domainindex import DomainIndex
+from jobsetctl.fakecluster.scheduler.interface import CycleState, Status
+from jobsetctl.fakecluster.scheduler.plugins.noderesources import least_allocated
+from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
+from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo, NodeSet
+
+if TYPE_CHECKING:
+    from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
+
+
+@dataclass(slots=True)
+class Placement:
+    placed: list[tuple[PodInfo, NodeInfo]] = field(default_factory=list)
+    failed: list[tuple[PodInfo, CycleState, Status | None]] = field(default_factory=list)
+    #: Chosen topology domains as ``key=value``.
+    domains: list[str] = field(default_factory=list)
+    #: The domain the "why it waits" text refers to (the best infeasible one), a label value.
+    focus: str | None = None
+    aborted: bool = False
+    #: Scope (node set) the failures were evaluated in, for diagnosis.
+    scope: NodeSet | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.placed)
+
+
+class DomainVersions:
+    """Per (label key, value) counters bumped whenever a pod lands on or leaves a node of the domain."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.s = scheduler
+        self.keys: set[str] = set()
+        self.versions: dict[tuple[str, str], int] = {}
+        #: Called with (key, value) whenever a tracked domain changes (the domain index marks it dirty).
+        self.listeners: list[Callable[[str, str], None]] = []
+        scheduler.snapshot.pod_listeners.append(self._on_pod)
+
+    def track(self, key: str) -> None:
+        self.keys.add(key)
+
+    def _on_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
+        for key in self.keys:
+            value = node.labels.get(key)
+            if value is not None:
+                pair = (key, value)
+                self.versions[pair] = self.versions.get(pair, 0) + 1
+                for listener in self.listeners:
+                    listener(key, value)
+
+    def version(self, key: str, value: str) -> int:
+        return self.versions.get((key, value), 0)
+
+
+class Placer:
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.s = scheduler
+        self.domain_versions = DomainVersions(scheduler)
+        self.domain_index = DomainIndex(self)
+        self._estimates: dict[tuple[str, str, str], tuple[int, int, int, dict[str, int], dict[str, int]]] = {}
+
+    # ---- sequential placement ----------------------------------------------------------------------
+    def place(self, pods: list[PodInfo], restrict: NodeSet | None, stop: Callable[[int, int], bool] | None = None,
+              ) -> Placement:
+        """Assume pods one by one (kept in the cache: call :meth:`rollback` or bind them).
+        ``stop(placed, remaining)`` ends the pass early (1.37 PlacementFeasible ``Unschedulable``)."""
+        s = self.s
+        if restrict is not None and restrict.index is None and len(pods) > 1 and self.fast_path(pods):
+            quick = self._place_identical(pods, restrict, stop)
+            if quick is not None:
+                return quick
+        result = Placement(scope=restrict)
+        for index, pod in enumerate(pods):
+            framework = s.framework_for(pod)
+            state = CycleState(pod, restrict=restrict, in_group_cycle=True)
+            prefilter = framework.run_pre_filter(state)
+            node = framework.find_node(state) if prefilter is None else None
+            if node is None:
+                result.failed.append((pod, state, prefilter))
+            else:
+                s.snapshot.add_pod(pod, node.name)
+                result.placed.append((pod, node))
+            if stop is not None and stop(result.count, len(pods) - index - 1):
+                result.aborted = index < len(pods) - 1
+                break
+        return result
+
+    def _place_identical(self, pods: list[PodInfo], restrict: NodeSet, stop: Callable[[int, int], bool] | None,
+                         ) -> Placement | None:
+        """Identical pods on a small node set: score every node once, then re-score only the node that
+        took a pod — the same choices as filtering and scoring the whole set for each pod (nothing else
+        changes between two pods), at a fraction of the work."""
+        s = self.s
+        first = pods[0]
+        framework = s.framework_for(first)
+        if framework.profile.scorers != [framework.fit]:
+            return None
+        probe = CycleState(first, restrict=restrict, in_group_cycle=True)
+        if framework.run_pre_filter(probe) is not None:
+            return None
+        fit = framework.fit
+        scored: dict[str, tuple[int, int, NodeInfo]] = {}
+        for node in framework.candidates(probe).nodes:
+            if fit.fits(first, node):
+                scored[node.name] = (least_allocated(first, node), -node.index, node)
+        result = Placement(scope=restrict)
+        for index, pod in enumerate(pods):
+            if scored:
+                _, _, node = max(scored.values(), key=lambda entry: entry[:2])
+                s.snapshot.add_pod(pod, node.name)
+                result.placed.append((pod, node))
+                if fit.fits(first, node):
+                    scored[node.name] = (least_allocated(first, node), -node.index, node)
+                else:
+                    del scored[node.name]
+            else:
+                result.failed.append((pod, CycleState(pod, restrict=restrict, in_group_cycle=True), None))
+            if stop is not None and stop(result.count, len(pods) - index - 1):
+                result.aborted = index < len(pods) - 1
+                break
+        return result
+
+    def rollback(self, result: Placement) -> None:
+        for pod, _ in reversed(result.placed):
+            self.s.snapshot.remove_pod(pod)
+
+    # ---- topology ----------------------------------------------------------------------------------
+    def fast_path(self, pods: list[PodInfo]) -> bool:
+        """Whether a domain's capacity for ``pods`` can be computed without simulating them: one shared
+        signature, no inter-pod affinity anywhere, no nominated pods (their reservations are per pod)."""
+        s = self.s
+        first = pods[0]
+        if s.snapshot.anti_affinity_pods or s.snapshot.nominated:
+            return False
+        return all(p.static is first.static and not p.has_affinity_terms for p in pods)
+
+    def place_in_domains(
+        self, pods: list[PodInfo], key: str, need: int, bound_nodes: list[str], stop: Callable[[int, int], bool] | None,
+        scope: set[str] | None = None,
+    ) -> Placement:
+        s = self.s
+        self.domain_versions.track(key)
+        domains = s.snapshot.domains(key)
+        required: str | None = None
+        if bound_nodes:
+            values = {s.snapshot.nodes[n].labels.get(key) for n in bound_nodes if n in s.snapshot.nodes}
+            if len(values) != 1 or None in values:
+                return Placement(failed=[(p, CycleState(p), None) for p in pods])
+            required = next(iter(values))
+        fast = self.fast_path(pods)
+        if fast and scope is None and required is None:
+            chosen = self.domain_index.best(key, pods, domains)
+            if chosen is not None:
+                return self._commit(pods, key, chosen, domains[chosen], scope, stop)
+        best: tuple[int, float, str] | None = None
+        closest: tuple[int, str] | None = None
+        bound_set = set(bound_nodes)
+        for value, nodes in domains.items():
+            if required is not None and value != required:
+                continue
+            if scope is not None:
+                nodes = [n for n in nodes if n.name in scope]
+                if not nodes:
+                    continue
+            if fast:
+                count, fraction = self._estimate(pods, key, value, nodes)
+            else:
+                trial = self.place(pods, self._node_set(key, value, nodes, scope), stop)
+                count, fraction = trial.count, self._fraction(pods[: trial.count], nodes)
+                self.rollback(trial)
+            bound_here = sum(1 for n in nodes if n.name in bound_set) if bound_set else 0
+            if closest is None or count + bound_here > closest[0]:
+                closest = (count + bound_here, value)
+            if count + bound_here >= need and count > 0:
+                candidate = (count, fraction, value)
+                if best is None or (candidate[0], candidate[1]) > (best[0], best[1]):
+                    best = candidate
+        if best is None:
+            focus = closest[1] if closest is not None else None
+            if focus is None:
+                return Placement(failed=[(p, CycleState(p), None) for p in pods])
+            nodes = [n for n in domains[focus] if scope is None or n.name in scope]
+            # The closest infeasible domain, placed for real so the caller can explain the failure; the
+            # caller rolls it back.
+            trial = self.place(pods, self._node_set(key, focus, nodes, scope), stop)
+            trial.focus = focus
+            return trial
+        return self._commit(pods, key, best[2], domains[best[2]], scope, stop)
+
+    def _commit(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo], scope: set[str] | None,
+                stop: Callable[[int, int], bool] | None) -> Placement:
+        nodes = [n for n in nodes if scope is None or n.name in scope]
+        result = self.place(pods, self._node_set(key, value, nodes, scope), stop)
+        result.domains = [f"{key}={value}"]
+        result.focus = value
+        return result
+
+    def _node_set(self, key: str, value: str, nodes: list[NodeInfo], scope: set[str] | None) -> NodeSet:
+        scope_key = None if scope is None else hash(frozenset(scope))
+        return self.s.snapshot.node_set(("domain", key, value, scope_key), lambda: list(nodes))
+
+    def domain_stats(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[int, dict[str, int], dict[str, int]]:
+        """(copies of ``pod`` that fit, requested sums, allocatable sums) over a domain's nodes."""
+        s = self.s
+        framework = s.framework_for(pod)
+        passing = framework.static_result(CycleState(pod)).passing_names
+        capacity = 0
+        used: dict[str, int] = {}
+        allocatable: dict[str, int] = {}
+        fit_count = framework.fit.fit_count
+        for node in nodes:
+            if node.name in passing:
+                capacity += fit_count(pod, node)
+            for resource in pod.requests:
+                used[resource] = used.get(resource, 0) + node.requested.get(resource, 0)
+                allocatable[resource] = allocatable.get(resource, 0) + node.allocatable.get(resource, 0)
+        return capacity, used, allocatable
+
+    def _estimate(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo]) -> tuple[int, float]:
+        """(pods that fit, allocation fraction) without simulating (the fast path applies)."""
+        s = self.s
+        first = pods[0]
+        cache_key = (key, value, first.static.key)
+        version = self.domain_versions.version(key, value)
+        cached = self._estimates.get(cache_key)
+        if cached is not None and cached[0] == s.snapshot.spec_generation and cached[1] == version:
+            _, _, capacity, used, allocatable = cached
+        else:
+            capacity, used, allocatable = self.domain_stats(first, nodes)
+            self._estimates[cache_key] = (s.snapshot.spec_generation, version, capacity, used, allocatable)
+        count = min(len(pods), capacity)
+        return count, _fraction(first.requests, count, used, allocatable)
+
+    def _fraction(self, pods: list[PodInfo], nodes: list[NodeInfo]) -> float:
+        """Allocation fraction of a domain whose nodes already hold the trial's assumed pods."""
+        if not pods:
+            return 0.0
+        resources = {r for p in pods for r in p.requests}
+        used = {r: sum(n.requested.get(r, 0) for n in nodes) for r in resources}
+        allocatable = {r: sum(n.allocatable.get(r, 0) for n in nodes) for r in resources}
+        return _fraction({}, 0, used, allocatable)
+
+
+def _fraction(requests: dict[str, int], count: int, used: dict[str, int], allocatable: dict[str, int]) -> float:
+    fractions = [
+        (used.get(r, 0) + requests.get(r, 0) * count) / allocatable[r]
+        for r in sorted(allocatable) if allocatable[r] > 0
+    ]
+    return sum(fractions) / len(fractions) if fractions else 0.0

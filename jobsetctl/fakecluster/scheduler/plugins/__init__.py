@@ -1,0 +1,1 @@
+"""Scheduling plugins, one module per plugin (or per upstream plugin family)."""

@@ -1,0 +1,186 @@
+"""DefaultPreemption: per-node preemption in PostFilter, scheduling.md §3.2.
+
+1. Eligibility: ``preemptionPolicy: Never`` never preempts (``not eligible due to
+   preemptionPolicy=Never.``); a pod whose nominated node still has a lower-priority pod terminating
+   because of preemption waits instead (``not eligible due to a terminating pod on the nominated node.``).
+2. Candidates: only nodes whose filter failure is resolvable (``Unschedulable``); nodes that failed with
+   ``UnschedulableAndUnresolvable`` report ``Preemption is not helpful for scheduling``.
+3. Per node, dry run: remove every pod of strictly lower priority; if the pod still does not fit, the node
+   is out (its filter reason is reported; ``No preemption victims found for incoming pod`` when there was
+   nothing to remove). Otherwise reprieve the removed pods in importance order (higher priority first,
+   then earlier start) — PDB-violating ones first in upstream, but our world has no PodDisruptionBudgets —
+   keeping as victims only those whose return makes the pod not fit.
+4. Node choice: zero victims wins at once; then lowest highest-victim priority, lowest sum of priorities
+   (each offset by 2^31 as upstream), fewest victims, latest start among the highest-priority victims,
+   then the node created first (upstream: effectively arbitrary).
+5. Actuation: victims get ``DisruptionTarget=True``/``PreemptionByScheduler`` and are deleted (graceful);
+   lower-priority pods nominated to that node lose their nomination; the preemptor is nominated there.
+
+No cross-node preemption: a pod blocked by pods on *other* nodes (anti-affinity across a topology domain)
+finds no candidate. Every node is dry-run (upstream samples at least 10% / 100 nodes from a random offset).
+
+Kubernetes 1.37 with workload-aware preemption (scheduling.md §1.8, U9, provisional): a victim whose
+PodGroup has ``disruptionMode: all`` is taken as a unit with all its pods, on every node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from jobsetctl.fakecluster.scheduler import messages
+from jobsetctl.fakecluster.scheduler.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    Diagnosis,
+    PostFilterPlugin,
+    PostFilterResult,
+    Status,
+    unresolvable,
+    unschedulable,
+)
+from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
+from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
+
+if TYPE_CHECKING:
+    from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
+
+INT32_OFFSET = 2**31
+
+
+def start_time(pod: PodInfo) -> float:
+    return pod.started if pod.started is not None else pod.created
+
+
+def importance(pod: PodInfo) -> tuple[float, float, int]:
+    """``MoreImportantPod`` as a sort key: higher priority first, then earlier start."""
+    return (-pod.priority, start_time(pod), pod.seq)
+
+
+def terminating_by_preemption(pod: PodInfo) -> bool:
+    from jobsetctl.fakecluster.scheduler.actuator import PREEMPTION_BY_SCHEDULER, condition
+
+    if not pod.terminating:
+        return False
+    found = condition(pod.obj, "DisruptionTarget")
+    return found is not None and found.get("reason") == PREEMPTION_BY_SCHEDULER
+
+
+class DefaultPreemption(PostFilterPlugin):
+    name = "DefaultPreemption"
+    events: ClassVar = frozenset()
+
+    def __init__(self, handle: Scheduler) -> None:
+        super().__init__(handle)
+        self.scheduler = handle
+        #: Maps a victim pod to the pods evicted with it (1.37 ``all``-mode groups); identity by default.
+        self.unit_of: Callable[[PodInfo], list[PodInfo]] = lambda pod: [pod]
+        #: Priority a victim unit is compared with (1.36 WAP: PodGroup priority).
+        self.unit_priority: Callable[[PodInfo], int] = lambda pod: pod.priority
+
+    def post_filter(self, state: CycleState, diagnosis: Diagnosis) -> PostFilterResult | None:
+        pod = state.pod
+        eligible, reason = self.eligible(pod, diagnosis)
+        if not eligible:
+            return PostFilterResult(unschedulable(self.name, messages.PREEMPTION_PREFIX + reason))
+        snapshot = self.scheduler.snapshot
+        statuses: dict[str, Status] = {}
+        potential: list[NodeInfo] = []
+        for node in snapshot.ordered_nodes():
+            status = diagnosis.node_status.get(node.name)
+            if status is None:
+                continue
+            if status.code == Code.UNRESOLVABLE:
+                statuses[node.name] = unresolvable(self.name, messages.PREEMPTION_NOT_HELPFUL)
+            else:
+                potential.append(node)
+        candidates: dict[str, tuple[NodeInfo, list[PodInfo]]] = {}
+        for node in potential:
+            victims, status = self.select_victims(state, node)
+            if status is not None:
+                statuses[node.name] = status
+            else:
+                candidates[node.name] = (node, victims)
+        if not candidates:
+            failure = Diagnosis(len(snapshot.nodes))
+            for name, status in statuses.items():
+                failure.add(name, status)
+            return PostFilterResult(unschedulable(self.name, messages.PREEMPTION_PREFIX + messages.fit_error(failure)),
+                                    nominated_node="")
+        node, victims = self.pick(list(candidates.values()))
+        self.actuate(pod, node, victims)
+        return PostFilterResult(SUCCESS, nominated_node=node.name)
+
+    def eligible(self, pod: PodInfo, diagnosis: Diagnosis) -> tuple[bool, str]:
+        if pod.preempt_never:
+            return False, messages.NOT_ELIGIBLE_NEVER
+        nominated = self.scheduler.snapshot.nominated_node_of(pod)
+        if nominated is not None:
+            status = diagnosis.node_status.get(nominated.name)
+            if status is not None and status.code == Code.UNRESOLVABLE:
+                return True, ""
+            for other in nominated.pods.values():
+                if other.priority < pod.priority and terminating_by_preemption(other):
+                    return False, messages.NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def select_victims(self, state: CycleState, node: NodeInfo) -> tuple[list[PodInfo], Status | None]:
+        """``SelectVictimsOnNode``: (victims, None) or ([], why this node cannot help)."""
+        pod = state.pod
+        framework = self.scheduler.framework_for(pod)
+        snapshot = self.scheduler.snapshot
+        units: dict[str, list[PodInfo]] = {}
+        for other in node.pods.values():
+            if self.unit_priority(other) < pod.priority:
+                members = self.unit_of(other)
+                units.setdefault(members[0].uid, members)
+        if not units:
+            return [], unresolvable(self.name, messages.NO_VICTIMS)
+        ordered = sorted(units.values(), key=lambda members: importance(members[0]))
+        homes = {member.uid: member.node_name for members in ordered for member in members}
+        removed: list[PodInfo] = []
+        for members in ordered:
+            for member in members:
+                if snapshot.remove_pod(member):
+                    removed.append(member)
+        victims: list[PodInfo] = []
+        try:
+            status = framework.filter_node(state, node)
+            if status is not None:
+                return [], status
+            for members in ordered:
+                for member in members:
+                    snapshot.add_pod(member, homes[member.uid] or node.name)
+                if framework.filter_node(state, node) is not None:
+                    for member in members:
+                        snapshot.remove_pod(member)
+                    victims.extend(members)
+            return victims, None
+        finally:
+            for member in removed:
+                if member.uid not in snapshot.pods:
+                    snapshot.add_pod(member, homes[member.uid] or node.name)
+
+    @staticmethod
+    def pick(candidates: list[tuple[NodeInfo, list[PodInfo]]]) -> tuple[NodeInfo, list[PodInfo]]:
+        for node, victims in sorted(candidates, key=lambda c: c[0].index):
+            if not victims:
+                return node, victims
+
+        def criteria(candidate: tuple[NodeInfo, list[PodInfo]]) -> tuple[int, int, int, float, int]:
+            node, victims = candidate
+            highest = max(v.priority for v in victims)
+            earliest = min(start_time(v) for v in victims if v.priority == highest)
+            return (highest, sum(v.priority + INT32_OFFSET for v in victims), len(victims), -earliest, node.index)
+
+        return min(candidates, key=criteria)
+
+    def actuate(self, pod: PodInfo, node: NodeInfo, victims: list[PodInfo]) -> None:
+        actuator = self.scheduler.actuator
+        for victim in victims:
+            actuator.preempt_pod(victim, pod.key, pod.uid, node.name, pod.scheduler_name)
+        self.scheduler.after_pod_preemption(pod, victims)
+        for other in list(node.nominated.values()):
+            if other.priority < pod.priority and other.uid != pod.uid:
+                actuator.nominate(other, None)

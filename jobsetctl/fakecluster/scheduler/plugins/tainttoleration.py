@@ -1,0 +1,32 @@
+"""TaintToleration: NoSchedule and NoExecute taints the pod does not tolerate filter the node;
+PreferNoSchedule only affects scoring upstream and is ignored here (we do not score it).
+
+Status ``UnschedulableAndUnresolvable`` with ``node(s) had untolerated taint(s)`` (the wording since
+kubernetes#134740, see :mod:`..messages`)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from jobsetctl.fakecluster.scheduler.interface import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterStage,
+    Status,
+    unresolvable,
+)
+from jobsetctl.fakecluster.scheduler.messages import UNTOLERATED_TAINT
+from jobsetctl.fakecluster.scheduler.podinfo import tolerates_all
+from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
+
+
+class TaintToleration(FilterPlugin):
+    name = "TaintToleration"
+    stage = FilterStage.STATIC
+    events: ClassVar[frozenset[ClusterEvent]] = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE})
+
+    def filter(self, state: CycleState, node: NodeInfo) -> Status | None:
+        if node.taints and tolerates_all(state.pod.static.tolerations, node.taints) is not None:
+            return unresolvable(self.name, UNTOLERATED_TAINT)
+        return None

@@ -1,0 +1,281 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulable pods, and PreEnqueue-gated pods.
+
+Faithful to kube-scheduler's ``PriorityQueue`` (pkg/scheduler/backend/queue) where it is observable:
+
+* activeQ is ordered by the QueueSort key (PrioritySort: higher priority first, then earlier
+  ``Timestamp``; the timestamp is refreshed when a pod comes back after a failure);
+* a pod that fails with Unschedulable is parked in the unschedulable pool until a cluster event that
+  one of its rejecting plugins registered for (``EventsToRegister``), or until it has been there longer
+  than ``podMaxInUnschedulablePodsDuration`` (5 min; the flush runs every 30 s from scheduler start, so
+  it moves at the first 30 s tick strictly after 5 min). A pod whose cycle overlapped a move request
+  goes straight to backoff (``moveRequestCycle``);
+* moving out of the pool respects the pod backoff: 1 s doubled per attempt, at most 10 s, counted from
+  the last failure; a pod still backing off waits in backoffQ;
+* KEP-5142 ``SchedulerPopFromBackoffQ`` (beta, on by default since 1.33): when activeQ is empty the
+  scheduler pops the backoffQ head even before its backoff ends — except pods that failed with an
+  *error*, which always serve their whole backoff. ``pop_from_backoff=False`` restores the classic queue;
+* PreEnqueue rejections (scheduling gates, gang quorum) keep the pod out of every queue, silently.
+
+Entries are pods or, on Kubernetes 1.37, whole pod groups (``QueuedPodGroupInfo``, scheduling.md §1.3).
+Expiry times are exact (the real backoffQ flush runs every second; we do not round).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.fakecluster.scheduler.interface import ClusterEvent
+
+INITIAL_BACKOFF = 1.0
+MAX_BACKOFF = 10.0
+MAX_IN_UNSCHEDULABLE = 300.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+ACTIVE, BACKOFF, UNSCHEDULABLE, GATED, IN_FLIGHT = "active", "backoff", "unschedulable", "gated", "inflight"
+
+
+@dataclass(slots=True, eq=False)
+class QueuedItem:
+    """A pod (``key`` = pod uid) or a pod group (``key`` = group key) waiting to be scheduled."""
+
+    key: Any
+    priority: int
+    #: When the item entered the queue or last failed (ordering and backoff base).
+    timestamp: float
+    initial_attempt: float | None = None
+    attempts: int = 0
+    unschedulable_plugins: frozenset[str] = frozenset()
+    where: str = ""
+    error: bool = False
+    #: Scheduling cycle number of the item's last attempt.
+    cycle: int = 0
+    #: ``Snapshot.change_counter`` when the item was parked (a leftover flush with no change since
+    #: would only repeat the same failure; see :meth:`SchedulingQueue.flush`).
+    parked_at_change: int = -1
+    token: int = 0
+    #: Extra ordering data the QueueSort plugin reads (e.g. a coscheduling group's creation time).
+    sort_hint: tuple[Any, ...] = ()
+    payload: Any = None
+
+    def backoff_duration(self) -> float:
+        duration = INITIAL_BACKOFF
+        for _ in range(max(self.attempts - 1, 0)):
+            duration *= 2
+            if duration >= MAX_BACKOFF:
+                return MAX_BACKOFF
+        return duration
+
+    def backoff_expiry(self) -> float:
+        return self.timestamp + self.backoff_duration()
+
+
+SortKey = Callable[[QueuedItem], tuple[Any, ...]]
+
+
+def priority_sort(item: QueuedItem) -> tuple[Any, ...]:
+    """PrioritySort ``Less``, extended for coscheduling members (``sort_hint``, see the plugin)."""
+    if item.sort_hint:
+        return (-item.priority, *item.sort_hint)
+    return (-item.priority, item.timestamp, "")
+
+
+@dataclass(slots=True)
+class SchedulingQueue:
+    sort_key: SortKey = priority_sort
+    pop_from_backoff: bool = True
+    items: dict[Any, QueuedItem] = field(default_factory=dict)
+    _active: list[tuple[tuple[Any, ...], int, int, QueuedItem]] = field(default_factory=list)
+    _backoff: list[tuple[float, int, int, QueuedItem]] = field(default_factory=list)
+    _seq: Iterator[int] = field(default_factory=itertools.count)
+    #: The cycle of the last move request (an event that moved unschedulable pods).
+    move_request_cycle: int = -1
+    scheduling_cycle: int = 0
+    #: The unschedulable pool, by key (only it is scanned on cluster events).
+    pool: dict[Any, QueuedItem] = field(default_factory=dict)
+    #: Called before an item enters activeQ; returning True means the caller took it (1.37 group members).
+    on_activate: Callable[[QueuedItem], bool] | None = None
+
+    # ---- membership --------------------------------------------------------------------------------
+    def __contains__(self, key: Any) -> bool:
+        return key in self.items
+
+    def get(self, key: Any) -> QueuedItem | None:
+        return self.items.get(key)
+
+    def add(self, item: QueuedItem, *, gated: bool) -> None:
+        self.items[item.key] = item
+        if gated:
+            self._set(item, GATED)
+        else:
+            self._push_active(item)
+
+    def remove(self, key: Any) -> QueuedItem | None:
+        item = self.items.pop(key, None)
+        self.pool.pop(key, None)
+        if item is not None:
+            item.where = ""
+            item.token += 1
+        return item
+
+    def _set(self, item: QueuedItem, where: str) -> None:
+        if item.where == UNSCHEDULABLE and where != UNSCHEDULABLE:
+            self.pool.pop(item.key, None)
+        item.where = where
+        item.token += 1
+        if where == UNSCHEDULABLE:
+            self.pool[item.key] = item
+
+    def in_state(self, where: str) -> list[QueuedItem]:
+        return [item for item in self.items.values() if item.where == where]
+
+    # ---- activeQ / backoffQ ------------------------------------------------------------------------
+    def _push_active(self, item: QueuedItem) -> None:
+        if self.on_activate is not None and self.on_activate(item):
+            return
+        self._set(item, ACTIVE)
+        heapq.heappush(self._active, (self.sort_key(item), next(self._seq), item.token, item))
+
+    def _push_backoff(self, item: QueuedItem) -> None:
+        self._set(item, BACKOFF)
+        heapq.heappush(self._backoff, (item.backoff_expiry(), next(self._seq), item.token, item))
+
+    def pop(self, now: float) -> QueuedItem | None:
+        """The next item to schedule (attempts incremented), or None when nothing is ready now."""
+        self.flush_backoff(now)
+        while self._active:
+            _, _, token, item = heapq.heappop(self._active)
+            if item.where == ACTIVE and item.token == token:
+                return self._start(item)
+        if self.pop_from_backoff:
+            skipped: list[tuple[float, int, int, QueuedItem]] = []
+            chosen: QueuedItem | None = None
+            while self._backoff:
+                entry = heapq.heappop(self._backoff)
+                item = entry[3]
+                if item.where != BACKOFF or item.token != entry[2]:
+                    continue
+                if item.error:
+                    skipped.append(entry)
+                    continue
+                chosen = item
+                break
+            for entry in skipped:
+                heapq.heappush(self._backoff, entry)
+            if chosen is not None:
+                return self._start(chosen)
+        return None
+
+    def _start(self, item: QueuedItem) -> QueuedItem:
+        self._set(item, IN_FLIGHT)
+        item.attempts += 1
+        self.scheduling_cycle += 1
+        item.cycle = self.scheduling_cycle
+        if item.initial_attempt is None:
+            item.initial_attempt = item.timestamp
+        return item
+
+    def flush_backoff(self, now: float) -> None:
+        while self._backoff:
+            expiry, _, token, item = self._backoff[0]
+            if item.where != BACKOFF or item.token != token:
+                heapq.heappop(self._backoff)
+                continue
+            if expiry > now:
+                break
+            heapq.heappop(self._backoff)
+            self._push_active(item)
+
+    # ---- outcomes ----------------------------------------------------------------------------------
+    def done(self, key: Any) -> None:
+        """The item was scheduled: forget it."""
+        self.remove(key)
+
+    def requeue(self, item: QueuedItem, now: float, plugins: frozenset[str], *, error: bool = False,
+                change_counter: int = -1) -> None:
+        """After a failed attempt: unschedulable pool, or backoffQ for errors and for items whose cycle
+        overlapped a move request."""
+        if item.key not in self.items:
+            return
+        item.timestamp = now
+        item.unschedulable_plugins = plugins
+        item.error = error
+        item.parked_at_change = change_counter
+        if error or self.move_request_cycle >= item.cycle:
+            self._push_backoff(item)
+        else:
+            self._set(item, UNSCHEDULABLE)
+
+    def requeue_immediately(self, item: QueuedItem) -> None:
+        """Back to activeQ keeping the old timestamp (1.37: unplaced pods of an initial attempt)."""
+        if item.key in self.items:
+            self._push_active(item)
+
+    def gate(self, item: QueuedItem) -> None:
+        self._set(item, GATED)
+
+    def hold(self, item: QueuedItem, where: str) -> None:
+        """Park an item in a scheduler-specific state (e.g. waiting at Permit, member of a queued group)."""
+        self._set(item, where)
+
+    def ungate(self, item: QueuedItem, now: float) -> None:
+        if item.where == GATED:
+            item.timestamp = now if item.attempts == 0 else item.timestamp
+            self._push_active(item)
+
+    # ---- moves -------------------------------------------------------------------------------------
+    def move(self, event: ClusterEvent, interested: Callable[[QueuedItem, ClusterEvent], bool], now: float) -> int:
+        """Move unschedulable items whose rejecting plugins care about ``event``; returns how many."""
+        self.move_request_cycle = self.scheduling_cycle
+        moved = 0
+        for item in list(self.pool.values()):
+            if interested(item, event):
+                self._leave_unschedulable(item, now)
+                moved += 1
+        return moved
+
+    def activate(self, key: Any) -> None:
+        """``Handle.Activate``: straight to activeQ from the pool or backoffQ (not from the gate)."""
+        item = self.items.get(key)
+        if item is not None and item.where in (UNSCHEDULABLE, BACKOFF):
+            self._push_active(item)
+
+    def _leave_unschedulable(self, item: QueuedItem, now: float) -> None:
+        if item.backoff_expiry() > now:
+            self._push_backoff(item)
+        else:
+            self._push_active(item)
+
+    def flush_unschedulable(self, now: float, change_counter: int) -> None:
+        """``flushUnschedulablePodsLeftover``. Items parked with no cluster change since are left alone:
+        with the same state a retry would fail the same way (the scheduler is deterministic), and
+        skipping it lets a quiet simulation end instead of retrying forever every five minutes."""
+        for item in list(self.pool.values()):
+            if self.leftover_due(item) <= now:
+                if item.parked_at_change == change_counter:
+                    item.timestamp = now  # restart the clock without an attempt
+                    continue
+                self._leave_unschedulable(item, now)
+
+    @staticmethod
+    def leftover_due(item: QueuedItem) -> float:
+        ticks = math.floor((item.timestamp + MAX_IN_UNSCHEDULABLE) / UNSCHEDULABLE_FLUSH_PERIOD) + 1
+        return ticks * UNSCHEDULABLE_FLUSH_PERIOD
+
+    def next_wake(self, change_counter: int) -> float | None:
+        """The earliest future instant at which the queue has something to do on its own."""
+        times: list[float] = []
+        for expiry, _, token, item in self._backoff:
+            if item.where == BACKOFF and item.token == token:
+                times.append(expiry)
+        for item in self.pool.values():
+            if item.parked_at_change != change_counter:
+                times.append(self.leftover_due(item))
+        return min(times) if times else None
+
+    def has_active(self) -> bool:
+        return any(item.where == ACTIVE and item.token == token for _, _, token, item in self._active)

@@ -1,0 +1,333 @@
+"""The fake kube-scheduler: a controller of the fake cluster (loaded by :mod:`..cluster` as ``Scheduler``).
+
+Event handling (``keys_for``) is the scheduler's informer: it keeps the cache (:mod:`.snapshot`), the
+group registry (:mod:`.groups`) and the queue (:mod:`.queue`) up to date, and asks for a reconcile
+whenever there may be work. ``reconcile`` runs scheduling cycles until nothing is ready at the current
+virtual instant (a cycle takes no virtual time) and returns when to wake next (backoff expiry, Permit
+deadline, the unschedulable leftover flush).
+
+One process serves several profiles, like a multi-profile kube-scheduler sharing one cache:
+``default-scheduler`` and ``scheduler-plugins-scheduler`` (in-tree plugins, plus Coscheduling for pods
+with the ``scheduling.x-k8s.io/pod-group`` label) and ``volcano``. Pods naming any other scheduler are
+left alone (they stay Pending), as a real cluster without that scheduler would leave them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType
+from jobsetctl.fakecluster.manager import Controller, Manager, SimulationStuck
+from jobsetctl.fakecluster.scheduler.actuator import Actuator
+from jobsetctl.fakecluster.scheduler.framework import Framework
+from jobsetctl.fakecluster.scheduler.groups import (
+    COSCHED,
+    VOLCANO,
+    GroupKey,
+    GroupRecord,
+    GroupRegistry,
+    group_key_of,
+    object_group_key,
+)
+from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState
+from jobsetctl.fakecluster.scheduler.podcycle import PodCycle
+from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, build_pod_info, is_terminal, mapping
+from jobsetctl.fakecluster.scheduler.profiles import build_profiles
+from jobsetctl.fakecluster.scheduler.queue import QueuedItem, SchedulingQueue
+from jobsetctl.fakecluster.scheduler.snapshot import Snapshot
+from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.priority import resolve_priority
+from jobsetctl.kube.versions import KubeVersion
+
+#: Watch events ask for a run with REQUEST_KEY; the run itself (RUN_KEY) is a timer at the same instant,
+#: so it starts only once every controller has settled (timers fire after the work queue drains).
+REQUEST_KEY = "schedule-request"
+RUN_KEY = "schedule"
+DEFAULT_PROFILES = ("default-scheduler", "scheduler-plugins-scheduler")
+VOLCANO_PROFILE = "volcano"
+#: Scheduling attempts of one queued item allowed at one virtual instant before we call it a livelock.
+MAX_ATTEMPTS_PER_INSTANT = 50
+
+
+class Scheduler(Controller):
+    name = "scheduler"
+
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        extra = getattr(options, "extra", None) or {}
+        self.config: dict[str, Any] = dict(extra.get("scheduler") or {})
+
+    # ---- wiring ------------------------------------------------------------------------------------
+    def setup(self, manager: Manager) -> None:
+        super().setup(manager)
+        self.version: KubeVersion = getattr(self.options, "version", None) or self.api.version
+        self.gates: FeatureGates = getattr(self.options, "gates", None) or self.api.gates
+        self.snapshot = Snapshot()
+        self.groups = GroupRegistry(self.version, self.gates)
+        self.actuator = Actuator(self)
+        self.queue = SchedulingQueue(pop_from_backoff=bool(self.config.get("popFromBackoffQ", True)))
+        self.pods: dict[str, PodInfo] = {}
+        self._seq = 0
+        #: (time, pod or group, outcome) of every scheduling attempt, for tests and the timeline.
+        self.attempt_log: list[tuple[float, str, str]] = []
+        self.profiles = build_profiles(self)
+        self.default_framework: Framework = self.profiles[DEFAULT_PROFILES[0]]
+        self.pod_cycle = PodCycle(self)
+        from jobsetctl.fakecluster.scheduler.groupcycle import GroupCycle
+
+        self.group_cycle = GroupCycle(self)
+        self.queue.sort_key = self.pod_cycle.sort_key
+        self._namespace_labels: dict[str, dict[str, str]] = {}
+        # Timestamps repeat a lot (every pod created at one instant): parse each text once.
+        self._seconds_of = functools.lru_cache(maxsize=4096)(self.clock.seconds_of)
+        # Objects that existed before the scheduler started: nodes first, then groups, then pods.
+        existing: list[dict[str, Any]] = sorted(self.api.all_objects(), key=lambda o: {"Node": 0, "Pod": 2}.get(str(o.get("kind")), 1))
+        for obj in existing:
+            self._handle(WatchEvent(WatchType.ADDED, _key_of(obj), obj))
+
+    @property
+    def group_records(self) -> dict[GroupKey, GroupRecord]:
+        """Per group: quorum and admission times, chosen domains, why it waits (issue #5)."""
+        return self.groups.records
+
+    def framework_for(self, pod: PodInfo) -> Framework:
+        return self.profiles.get(pod.scheduler_name) or self.default_framework
+
+    def responsible_for(self, pod: PodInfo) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        labels = self._namespace_labels.get(namespace)
+        if labels is None:
+            obj = self.api.get("", "Namespace", "", namespace)
+            md = obj.get("metadata") if isinstance(obj, dict) else None
+            raw = md.get("labels") if isinstance(md, dict) else None
+            labels = {k: v for k, v in raw.items() if isinstance(v, str)} if isinstance(raw, dict) else {}
+            labels.setdefault("kubernetes.io/metadata.name", namespace)
+            self._namespace_labels[namespace] = labels
+        return labels
+
+    def activate(self, pods: list[PodInfo]) -> None:
+        for pod in pods:
+            self.queue.activate(pod.uid)
+        self.manager.enqueue(self, REQUEST_KEY)
+
+    def _resolve_priority(self, class_name: str | None) -> tuple[int, str]:
+        resolution = resolve_priority(class_name, self.api)
+        return resolution.priority, resolution.preemption_policy
+
+    # ---- informer ----------------------------------------------------------------------------------
+    def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        return (REQUEST_KEY,) if self._handle(event) else ()
+
+    def _handle(self, event: WatchEvent) -> bool:
+        group, kind = event.key[0], event.key[1]
+        if group == "" and kind == "Pod":
+            return self._on_pod(event)
+        if group == "" and kind == "Node":
+            return self._on_node(event)
+        if group == "" and kind == "Namespace":
+            self._namespace_labels.pop(event.key[3], None)
+            return False
+        if group == VOLCANO and kind == "Queue":
+            return self.group_cycle.on_volcano_queue()
+        key = object_group_key(event.obj)
+        if key is not None:
+            return self.group_cycle.on_group_object(event, key)
+        return False
+
+    def _on_node(self, event: WatchEvent) -> bool:
+        if event.type == WatchType.DELETED:
+            node = self.snapshot.remove_node(event.key[3])
+            if node is not None:
+                for pod in list(node.nominated.values()):
+                    self.snapshot.nominate(pod, None)
+            return node is not None
+        _, added, changed = self.snapshot.upsert_node(event.obj)
+        if added or changed:
+            self.move(ClusterEvent.NODE_ADD if added else ClusterEvent.NODE_UPDATE)
+            return True
+        return False
+
+    def _new_pod_info(self, obj: dict[str, Any]) -> PodInfo:
+        self._seq += 1
+        info = build_pod_info(obj, self._seq, self._seconds_of, self._resolve_priority)
+        info.group = group_key_of(obj, self.version, self.gates)
+        return info
+
+    def _on_pod(self, event: WatchEvent) -> bool:
+        obj = event.obj
+        md = mapping(obj.get("metadata"))
+        uid = str(md.get("uid") or "")
+        known = self.pods.get(uid)
+        if known is not None and known.group is not None and known.group[0] == COSCHED:
+            self.group_cycle.cosched_member_changed(known)
+        if known is not None and event.type == WatchType.MODIFIED and known.uid in self.snapshot.pods and \
+                event.old is None and known.node_name == mapping(obj.get("spec")).get("nodeName") and \
+                not is_terminal(obj) and not mapping(obj.get("metadata")).get("deletionTimestamp") and \
+                mapping(obj.get("metadata")).get("labels", {}) == known.labels:
+            return False  # a status write on a running pod (ours at bind, the kubelet's): nothing to do
+        if event.type == WatchType.DELETED or (known is not None and is_terminal(obj)):
+            return self._pod_gone(known) if known is not None else False
+        if known is None:
+            if is_terminal(obj):
+                return False
+            info = self._new_pod_info(obj)
+            self.pods[uid] = info
+            self.groups.observe(info)
+            if info.node_name:
+                self._pod_assigned(info, info.node_name)
+                return True
+            if self.responsible_for(info):
+                self.pod_cycle.enqueue_new(info)
+                if info.group is not None:
+                    self.group_cycle.member_added(info)
+                return True
+            return False
+        return self._pod_updated(known, obj, event)
+
+    def _pod_updated(self, known: PodInfo, obj: dict[str, Any], event: WatchEvent) -> bool:
+        spec = mapping(obj.get("spec"))
+        md = mapping(obj.get("metadata"))
+        node_name = spec.get("nodeName") or None
+        work = False
+        if md.get("deletionTimestamp") and not known.terminating:
+            known.terminating = True
+            work = True
+        labels = mapping(md.get("labels"))
+        if labels != known.labels:
+            if known.uid in self.snapshot.pods:
+                self.snapshot.relabel_pod(known, dict(labels))
+                self.move(ClusterEvent.ASSIGNED_POD_UPDATE)
+            else:
+                known.labels = dict(labels)
+            work = True
+        if node_name and known.uid not in self.snapshot.pods:
+            # Bound by someone else (or our assumed pod was forgotten): take the node's word for it.
+            self._pod_assigned(known, node_name)
+            return True
+        if node_name and self.snapshot.pods.get(known.uid) is known and known.node_name != node_name:
+            self.snapshot.remove_pod(known)
+            self._pod_assigned(known, node_name)
+            return True
+        if not node_name and event.old is not None and known.uid not in self.snapshot.pods:
+            # A spec update of a pending pod (scheduling gates removed, nodeSelector of a gated pod...).
+            return self.pod_cycle.respec(known, obj) or work
+        return work
+
+    def _pod_assigned(self, info: PodInfo, node_name: str) -> None:
+        self.queue.remove(info.uid)
+        self.pod_cycle.forget_waiting(info)
+        if self.snapshot.add_pod(info, node_name):
+            self.move(ClusterEvent.ASSIGNED_POD_ADD, info)
+        if info.started is None:
+            info.started = self.clock.now
+        self.snapshot.nominate(info, None)
+        if info.group is not None:
+            self.group_cycle.member_bound(info)
+
+    def _pod_gone(self, info: PodInfo) -> bool:
+        self.pods.pop(info.uid, None)
+        self.queue.remove(info.uid)
+        self.pod_cycle.forget_waiting(info)
+        self.actuator.last_pod_message.pop(info.uid, None)
+        self.snapshot.nominate(info, None)
+        was_on_node = self.snapshot.remove_pod(info)
+        if info.group is not None:
+            self.group_cycle.member_gone(info)
+        if was_on_node:
+            self.move(ClusterEvent.ASSIGNED_POD_DELETE, info)
+        return True
+
+    # ---- queue moves -------------------------------------------------------------------------------
+    def move(self, event: ClusterEvent, subject: PodInfo | None = None) -> None:
+        if not self.queue.pool:
+            self.queue.move_request_cycle = self.queue.scheduling_cycle
+            return
+        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject), self.clock.now)
+
+    def _interested(self, item: QueuedItem, event: ClusterEvent, subject: PodInfo | None) -> bool:
+        if not item.unschedulable_plugins:
+            return True
+        for name in item.unschedulable_plugins:
+            for framework in self.profiles.values():
+                plugin = framework.plugin(name)
+                if plugin is not None and event in plugin.events:
+                    hint = getattr(plugin, "hint", None)
+                    if hint is None or hint(item, event, subject):
+                        return True
+        return False
+
+    # ---- the loop ----------------------------------------------------------------------------------
+    def reconcile(self, key: Hashable) -> float | None:
+        if key == REQUEST_KEY:
+            # Scheduling waits until the other controllers have reacted to this instant's events (victims
+            # killed, pods completed together): a real scheduler sees such a burst together, and running in
+            # between would only record half-way attempts.
+            self.manager.enqueue_after(self, RUN_KEY, 0.0)
+            return None
+        now = self.clock.now
+        attempts: dict[Any, int] = {}
+        while True:
+            self.queue.flush_backoff(now)
+            self.queue.flush_unschedulable(now, self.snapshot.change_counter)
+            self.pod_cycle.expire_waiting(now)
+            item = self.queue.pop(now)
+            if item is None:
+                break
+            attempts[item.key] = attempts.get(item.key, 0) + 1
+            if attempts[item.key] > MAX_ATTEMPTS_PER_INSTANT:
+                raise SimulationStuck(f"scheduler looped at t={now:g}s: {item.key!r} attempted "
+                                      f"{MAX_ATTEMPTS_PER_INSTANT} times at one instant")
+            self._schedule(item)
+            self.pod_cycle.flush_rejections()
+        wake = self._next_wake()
+        return None if wake is None else max(wake - now, 0.0)
+
+    def _schedule(self, item: QueuedItem) -> None:
+        if isinstance(item.payload, tuple):  # a queued pod group (1.37)
+            self.group_cycle.run_group_entry(item)
+            return
+        pod = self.pods.get(item.key)
+        if pod is None:
+            self.queue.remove(item.key)
+            return
+        if pod.group is not None and self.group_cycle.handles(pod):
+            self.group_cycle.run_for_pod(item, pod)
+            return
+        self.pod_cycle.schedule_one(item, pod)
+
+    def _next_wake(self) -> float | None:
+        times = [t for t in (self.queue.next_wake(self.snapshot.change_counter), self.pod_cycle.next_deadline())
+                 if t is not None]
+        return min(times) if times else None
+
+    # ---- helpers for plugins and cycles ------------------------------------------------------------
+    def log_attempt(self, subject: str, outcome: str) -> None:
+        self.attempt_log.append((self.clock.now, subject, outcome))
+
+    def after_pod_preemption(self, preemptor: PodInfo, victims: list[PodInfo]) -> None:
+        """Group bookkeeping after per-pod preemption (victim groups lose their Scheduled state)."""
+        self.group_cycle.victims_evicted(victims, f"pod {preemptor.key}")
+
+    def fail_pod(self, item: QueuedItem, pod: PodInfo, message: str, plugins: Iterable[str], *,
+                 error: bool = False) -> None:
+        self.actuator.fail(pod, message, error=error)
+        self.queue.requeue(item, self.clock.now, frozenset(plugins), error=error,
+                           change_counter=self.snapshot.change_counter)
+        self.log_attempt(pod.key, "error" if error else "unschedulable")
+
+    def new_state(self, pod: PodInfo) -> CycleState:
+        return CycleState(pod)
+
+
+
+def _key_of(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    from jobsetctl.fakecluster.apiserver import key_of
+
+    return key_of(obj)
+
+
+__all__ = ["Scheduler"]

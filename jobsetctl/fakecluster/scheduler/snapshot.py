@@ -1,0 +1,481 @@
+"""The scheduler's cache: one :class:`NodeInfo` per node, updated incrementally from watch events.
+
+kube-scheduler snapshots its cache at the start of every cycle; our scheduler is single-threaded and
+runs each cycle at one virtual instant, so the live cache *is* the snapshot (assumed pods included).
+
+Indexes that keep per-pod work independent of the cluster size (issue #5):
+
+* :class:`BucketIndex` groups the nodes of a node set by (capacity class, usage): nodes with the same
+  allocatable and the same requested amounts fit and score identically for any pod, so a pod is
+  checked once per bucket, not once per node. The best node is the lowest-index member of the
+  best-scoring fitting bucket (ties: the node created first, our deterministic stand-in for
+  kube-scheduler's random pick among equal scores).
+* topology domains: for a label key, the nodes per label value (TAS placements, affinity domains);
+* a label index of nodes (``nodeSelector`` candidates without scanning every node);
+* a lazily built label index of bound pods, and the set of pods with required anti-affinity (inter-pod
+  affinity pre-filtering without scanning every pod).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from jobsetctl.fakecluster.scheduler.podinfo import (
+    CPU,
+    MEMORY,
+    PODS,
+    UNSCHEDULABLE_TAINT_KEY,
+    PodInfo,
+    Resources,
+    Taint,
+    mapping,
+    parse_taints,
+    resource_list,
+)
+
+#: Node sets at least this big get a bucket index; smaller ones are scanned node by node.
+INDEX_THRESHOLD = 48
+#: Extra bucket indexes (static masks, large domains) kept at once.
+MAX_EXTRA_INDEXES = 64
+DEFAULT_MAX_PODS = 110
+NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
+
+BucketKey = tuple[Any, ...]
+
+
+class NodeInfo:
+    """A node plus what is running (or assumed) on it."""
+
+    __slots__ = (
+        "allocatable", "allowed_pods", "anti_affinity_pods", "bucket_key", "class_key", "index",
+        "indexes", "labels", "name", "nominated", "nonzero_cpu", "nonzero_memory", "obj", "pod_count",
+        "pods", "requested", "taints", "unschedulable", "version",
+    )
+
+    def __init__(self, name: str, index: int) -> None:
+        self.name = name
+        self.index = index
+        self.obj: dict[str, Any] = {}
+        self.labels: dict[str, str] = {}
+        self.taints: tuple[Taint, ...] = ()
+        self.unschedulable = False
+        self.allocatable: Resources = {}
+        self.allowed_pods = 0
+        self.requested: Resources = {}
+        self.nonzero_cpu = 0
+        self.nonzero_memory = 0
+        self.pod_count = 0
+        self.pods: dict[str, PodInfo] = {}
+        self.anti_affinity_pods: dict[str, PodInfo] = {}
+        #: Pods nominated to this node (``status.nominatedNodeName``) and not bound yet.
+        self.nominated: dict[str, PodInfo] = {}
+        self.indexes: list[BucketIndex] = []
+        self.class_key: tuple[Any, ...] = ()
+        self.bucket_key: BucketKey = ()
+        #: Bumped whenever pods, usage or the node spec change.
+        self.version = 0
+
+    def set_node(self, obj: dict[str, Any]) -> bool:
+        """Take a Node object; True when anything the static filters or capacity read changed."""
+        self.obj = obj
+        md = mapping(obj.get("metadata"))
+        spec = mapping(obj.get("spec"))
+        status = mapping(obj.get("status"))
+        raw_labels = md.get("labels") if isinstance(md, dict) else None
+        labels = {k: v for k, v in raw_labels.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(
+            raw_labels, dict) else {}
+        taints = parse_taints(spec)
+        if not _is_ready(status) and not any(t.key == NOT_READY_TAINT.key for t in taints):
+            # The node lifecycle controller taints NotReady nodes (TaintNodesByCondition); we add the
+            # taint it would add, in case no component of the fake cluster does.
+            taints += (NOT_READY_TAINT,)
+        unschedulable = bool(spec.get("unschedulable"))
+        allocatable = resource_list(status.get("allocatable") or status.get("capacity"))
+        # A Node written without a ``pods`` entry gets the kubelet's default ``maxPods`` (110): hand-written
+        # simulate inputs often omit it, and 0 would make every node "Too many pods".
+        allowed_pods = allocatable.pop(PODS, DEFAULT_MAX_PODS)
+        changed = (labels != self.labels or taints != self.taints or unschedulable != self.unschedulable
+                   or allocatable != self.allocatable or allowed_pods != self.allowed_pods)
+        self.labels, self.taints, self.unschedulable = labels, taints, unschedulable
+        self.allocatable, self.allowed_pods = allocatable, allowed_pods
+        self.class_key = (tuple(sorted(allocatable.items())), allowed_pods)
+        return changed
+
+    def usage_key(self) -> BucketKey:
+        return (self.class_key, tuple(sorted(self.requested.items())), self.pod_count, self.nonzero_cpu,
+                self.nonzero_memory)
+
+    def free(self, resource: str) -> int:
+        return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+    @property
+    def flagged(self) -> bool:
+        """Tainted or cordoned: a node whose static-filter reason must be computed one by one."""
+        return self.unschedulable or any(t.blocks_scheduling for t in self.taints)
+
+
+def _is_ready(status: dict[str, Any]) -> bool:
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return True  # a node without conditions is taken as Ready (hand-written test nodes)
+    for condition in conditions:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return True
+
+
+class Bucket:
+    __slots__ = ("heap", "key", "members")
+
+    def __init__(self, key: BucketKey) -> None:
+        self.key = key
+        self.members: dict[int, NodeInfo] = {}
+        self.heap: list[int] = []
+
+    def add(self, node: NodeInfo) -> None:
+        self.members[node.index] = node
+        heapq.heappush(self.heap, node.index)
+        if len(self.heap) > 2 * len(self.members) + 16:
+            self.heap = sorted(self.members)  # drop stale entries (a sorted list is a heap)
+
+    def remove(self, node: NodeInfo) -> None:
+        self.members.pop(node.index, None)
+
+    def first(self) -> NodeInfo | None:
+        heap, members = self.heap, self.members
+        while heap:
+            node = members.get(heap[0])
+            if node is not None:
+                return node
+            heapq.heappop(heap)
+        return None
+
+    def sample(self) -> NodeInfo:
+        return next(iter(self.members.values()))
+
+    def ordered(self) -> list[NodeInfo]:
+        return [self.members[i] for i in sorted(self.members)]
+
+
+class BucketIndex:
+    """Nodes of one node set grouped by capacity class and usage."""
+
+    __slots__ = ("buckets", "key", "names")
+
+    def __init__(self, key: Any, nodes: Iterable[NodeInfo]) -> None:
+        self.key = key
+        self.buckets: dict[BucketKey, Bucket] = {}
+        self.names: set[str] = set()
+        for node in nodes:
+            self.add(node)
+
+    def add(self, node: NodeInfo) -> None:
+        if node.name in self.names:
+            return
+        self.names.add(node.name)
+        self._put(node, node.bucket_key)
+        node.indexes.append(self)
+
+    def discard(self, node: NodeInfo) -> None:
+        if node.name not in self.names:
+            return
+        self.names.discard(node.name)
+        self._take(node, node.bucket_key)
+        if self in node.indexes:
+            node.indexes.remove(self)
+
+    def move(self, node: NodeInfo, old: BucketKey, new: BucketKey) -> None:
+        self._take(node, old)
+        self._put(node, new)
+
+    def _put(self, node: NodeInfo, key: BucketKey) -> None:
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = Bucket(key)
+        bucket.add(node)
+
+    def _take(self, node: NodeInfo, key: BucketKey) -> None:
+        bucket = self.buckets.get(key)
+        if bucket is not None:
+            bucket.remove(node)
+            if not bucket.members:
+                del self.buckets[key]
+
+    def detach(self) -> None:
+        for bucket in self.buckets.values():
+            for node in bucket.members.values():
+                if self in node.indexes:
+                    node.indexes.remove(self)
+        self.buckets.clear()
+        self.names.clear()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class NodeSet:
+    """An ordered set of candidate nodes, with a bucket index when it is large enough to pay off."""
+
+    __slots__ = ("index", "key", "nodes")
+
+    def __init__(self, key: Any, nodes: list[NodeInfo], index: BucketIndex | None) -> None:
+        self.key = key
+        self.nodes = nodes
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+_SNAPSHOT_SERIAL = itertools.count()
+
+
+class Snapshot:
+    def __init__(self) -> None:
+        #: Unique per instance: signature caches are process-wide and must not mix two clusters.
+        self.serial = next(_SNAPSHOT_SERIAL)
+        self.nodes: dict[str, NodeInfo] = {}
+        self._ordered: list[NodeInfo] | None = None
+        self._next_index = 0
+        #: Bumped when nodes come or go or their labels, taints, cordon or capacity change.
+        self.spec_generation = 0
+        #: Bumped on every change that could make a pending pod schedulable (usage or spec).
+        self.change_counter = 0
+        self.pods: dict[str, PodInfo] = {}
+        self.anti_affinity_pods: dict[str, PodInfo] = {}
+        self.nominated: dict[str, PodInfo] = {}
+        self.nominated_on: dict[str, str] = {}
+        self._pod_labels: dict[tuple[str, str], dict[str, PodInfo]] | None = None
+        self.all_nodes = BucketIndex("all", ())
+        self._extra: OrderedDict[Any, NodeSet] = OrderedDict()
+        self._domains: dict[str, tuple[int, dict[str, list[NodeInfo]]]] = {}
+        self._node_labels: tuple[int, dict[tuple[str, str], list[NodeInfo]]] | None = None
+        #: Listeners told (pod, node, +1/-1) when a pod is added to or removed from a node.
+        self.pod_listeners: list[Callable[[PodInfo, NodeInfo, int], None]] = []
+
+    # ---- nodes -------------------------------------------------------------------------------------
+    def ordered_nodes(self) -> list[NodeInfo]:
+        if self._ordered is None:
+            self._ordered = sorted(self.nodes.values(), key=lambda n: n.index)
+        return self._ordered
+
+    def upsert_node(self, obj: dict[str, Any]) -> tuple[NodeInfo, bool, bool]:
+        """Add or update a node; returns (node, added, spec_changed)."""
+        md = mapping(obj.get("metadata"))
+        name = str(md.get("name") or "")
+        node = self.nodes.get(name)
+        added = node is None
+        if node is None:
+            node = NodeInfo(name, self._next_index)
+            self._next_index += 1
+            self.nodes[name] = node
+            self._ordered = None
+        changed = node.set_node(obj)
+        if added or changed:
+            self.spec_generation += 1
+            self.change_counter += 1
+            self._reindex(node)
+            if added:
+                self.all_nodes.add(node)
+            self._drop_extra_indexes()
+        return node, added, changed
+
+    def remove_node(self, name: str) -> NodeInfo | None:
+        node = self.nodes.pop(name, None)
+        if node is None:
+            return None
+        for index in list(node.indexes):
+            index.discard(node)
+        self._ordered = None
+        self.spec_generation += 1
+        self.change_counter += 1
+        self._drop_extra_indexes()
+        return node
+
+    def _drop_extra_indexes(self) -> None:
+        # Static masks and domains depend on node labels/taints: rebuild them lazily.
+        for node_set in self._extra.values():
+            if node_set.index is not None:
+                node_set.index.detach()
+        self._extra.clear()
+
+    def _reindex(self, node: NodeInfo) -> None:
+        old = node.bucket_key
+        node.bucket_key = node.usage_key()
+        node.version += 1
+        if old != node.bucket_key:
+            for index in node.indexes:
+                index.move(node, old, node.bucket_key)
+
+    # ---- pods on nodes -----------------------------------------------------------------------------
+    def add_pod(self, pod: PodInfo, node_name: str) -> bool:
+        """Account a bound or assumed pod on a node (a second add is a no-op)."""
+        node = self.nodes.get(node_name)
+        if node is None or pod.uid in self.pods:
+            return False
+        pod.node_name = node_name
+        self.pods[pod.uid] = pod
+        node.pods[pod.uid] = pod
+        node.pod_count += 1
+        requested = node.requested
+        for resource, amount in pod.static.requests.items():
+            requested[resource] = requested.get(resource, 0) + amount
+        node.nonzero_cpu += pod.static.nonzero_cpu
+        node.nonzero_memory += pod.static.nonzero_memory
+        if pod.anti_affinity:
+            node.anti_affinity_pods[pod.uid] = pod
+            self.anti_affinity_pods[pod.uid] = pod
+        if self._pod_labels is not None:
+            for pair in pod.labels.items():
+                self._pod_labels.setdefault(pair, {})[pod.uid] = pod
+        self.change_counter += 1
+        self._reindex(node)
+        for listener in self.pod_listeners:
+            listener(pod, node, 1)
+        return True
+
+    def remove_pod(self, pod: PodInfo) -> bool:
+        if self.pods.pop(pod.uid, None) is None:
+            return False
+        node = self.nodes.get(pod.node_name or "")
+        if not pod.obj.get("spec", {}).get("nodeName"):
+            pod.node_name = None  # an assumed pod forgotten (a bound pod keeps its node for the record)
+        if node is None or node.pods.pop(pod.uid, None) is None:
+            return True
+        node.pod_count -= 1
+        requested = node.requested
+        for resource, amount in pod.static.requests.items():
+            left = requested.get(resource, 0) - amount
+            if left:
+                requested[resource] = left
+            else:
+                requested.pop(resource, None)
+        node.nonzero_cpu -= pod.static.nonzero_cpu
+        node.nonzero_memory -= pod.static.nonzero_memory
+        node.anti_affinity_pods.pop(pod.uid, None)
+        self.anti_affinity_pods.pop(pod.uid, None)
+        if self._pod_labels is not None:
+            for pair in pod.labels.items():
+                holders = self._pod_labels.get(pair)
+                if holders is not None:
+                    holders.pop(pod.uid, None)
+        self.change_counter += 1
+        self._reindex(node)
+        for listener in self.pod_listeners:
+            listener(pod, node, -1)
+        return True
+
+    def relabel_pod(self, pod: PodInfo, labels: dict[str, str]) -> None:
+        """A bound pod's labels changed (inter-pod affinity sees the new ones)."""
+        if pod.uid in self.pods and self._pod_labels is not None:
+            for pair in pod.labels.items():
+                self._pod_labels.get(pair, {}).pop(pod.uid, None)
+            for pair in labels.items():
+                self._pod_labels.setdefault(pair, {})[pod.uid] = pod
+        pod.labels = labels
+        self.change_counter += 1
+
+    def pods_with_label(self, key: str, value: str | None) -> Iterator[PodInfo]:
+        """Bound/assumed pods carrying ``key`` (= ``value`` unless None), from a lazily built index."""
+        if self._pod_labels is None:
+            self._pod_labels = {}
+            for pod in self.pods.values():
+                for pair in pod.labels.items():
+                    self._pod_labels.setdefault(pair, {})[pod.uid] = pod
+        if value is not None:
+            yield from list(self._pod_labels.get((key, value), {}).values())
+            return
+        for (k, _), holders in list(self._pod_labels.items()):
+            if k == key:
+                yield from list(holders.values())
+
+    # ---- nomination --------------------------------------------------------------------------------
+    def nominate(self, pod: PodInfo, node_name: str | None) -> None:
+        """Record (or clear, with None) a pod's ``status.nominatedNodeName``."""
+        old = self.nominated_on.pop(pod.uid, None)
+        if old is not None and old in self.nodes:
+            self.nodes[old].nominated.pop(pod.uid, None)
+        self.nominated.pop(pod.uid, None)
+        if node_name and node_name in self.nodes:
+            self.nominated[pod.uid] = pod
+            self.nominated_on[pod.uid] = node_name
+            self.nodes[node_name].nominated[pod.uid] = pod
+        self.change_counter += 1
+
+    def nominated_node_of(self, pod: PodInfo) -> NodeInfo | None:
+        name = self.nominated_on.get(pod.uid)
+        return self.nodes.get(name) if name else None
+
+    # ---- node sets ---------------------------------------------------------------------------------
+    def domains(self, key: str) -> dict[str, list[NodeInfo]]:
+        """Nodes per value of label ``key`` (nodes without the label are in no domain), values sorted."""
+        cached = self._domains.get(key)
+        if cached is not None and cached[0] == self.spec_generation:
+            return cached[1]
+        grouped: dict[str, list[NodeInfo]] = {}
+        for node in self.ordered_nodes():
+            value = node.labels.get(key)
+            if value is not None:
+                grouped.setdefault(value, []).append(node)
+        result = {value: grouped[value] for value in sorted(grouped)}
+        self._domains[key] = (self.spec_generation, result)
+        return result
+
+    def nodes_with_labels(self, pairs: Iterable[tuple[str, str]]) -> list[NodeInfo]:
+        """Nodes carrying every (key, value) pair, in index order."""
+        if self._node_labels is None or self._node_labels[0] != self.spec_generation:
+            table: dict[tuple[str, str], list[NodeInfo]] = {}
+            for node in self.ordered_nodes():
+                for pair in node.labels.items():
+                    table.setdefault(pair, []).append(node)
+            self._node_labels = (self.spec_generation, table)
+        table = self._node_labels[1]
+        result: list[NodeInfo] | None = None
+        for pair in pairs:
+            members = table.get(pair, [])
+            if result is None:
+                result = list(members)
+            else:
+                allowed = {n.name for n in members}
+                result = [n for n in result if n.name in allowed]
+        return result if result is not None else list(self.ordered_nodes())
+
+    def node_set(self, key: Any, build: Callable[[], list[NodeInfo]]) -> NodeSet:
+        """A cached node set (valid until the next node spec change) with an index when large."""
+        found = self._extra.get(key)
+        if found is not None:
+            self._extra.move_to_end(key)
+            return found
+        nodes = build()
+        index: BucketIndex | None = None
+        if len(nodes) == len(self.nodes) and len(nodes) >= INDEX_THRESHOLD:
+            index = self.all_nodes
+        elif len(nodes) >= INDEX_THRESHOLD:
+            index = BucketIndex(key, nodes)
+        node_set = NodeSet(key, nodes, index)
+        self._extra[key] = node_set
+        while len(self._extra) > MAX_EXTRA_INDEXES:
+            _, evicted = self._extra.popitem(last=False)
+            if evicted.index is not None and evicted.index is not self.all_nodes:
+                evicted.index.detach()
+        return node_set
+
+    def everything(self) -> NodeSet:
+        return self.node_set("all", lambda: list(self.ordered_nodes()))
+
+
+def untolerated_unschedulable(node: NodeInfo, tolerates_unschedulable: bool) -> bool:
+    return node.unschedulable and not tolerates_unschedulable
+
+
+def resource_names_in_order(requests: Resources) -> list[str]:
+    """NodeResourcesFit checks cpu, memory, ephemeral-storage, then scalar resources."""
+    fixed = [r for r in (CPU, MEMORY, "ephemeral-storage") if r in requests]
+    return fixed + sorted(r for r in requests if r not in (CPU, MEMORY, "ephemeral-storage"))
+
+
+__all__ = ["UNSCHEDULABLE_TAINT_KEY", "BucketIndex", "NodeInfo", "NodeSet", "Snapshot"]
