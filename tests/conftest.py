@@ -15,3 +15,7 @@ settings.register_profile(
 )
 settings.register_profile("long", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Every simulated cluster the suite builds checks the scheduling invariants at every step (issue #4/#5:
+# "invariant checks run in every test"); a violation raises InvariantViolation in the test that caused it.
+os.environ.setdefault("JOBSETCTL_CHECK_INVARIANTS", "1")

@@ -8,8 +8,9 @@ create exactly the same objects through the same code (issue #3: render is not a
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType, WriteResult
 from jobsetctl.fakecluster.clock import VirtualClock
@@ -18,6 +19,12 @@ from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.versions import KubeVersion
+
+if TYPE_CHECKING:
+    from jobsetctl.fakecluster.invariants import InvariantChecker
+
+#: Set (to anything) to check the scheduling invariants in every simulated cluster of this process.
+CHECK_INVARIANTS_ENV = "JOBSETCTL_CHECK_INVARIANTS"
 
 #: Controllers of every fake cluster, in the order they are registered (and receive events).
 CONTROLLERS = (
@@ -73,6 +80,14 @@ class FakeCluster:
             controller = _load(target)(options)
             self.manager.add(controller)
             self.components[controller.name] = controller
+        #: Scheduling invariants checked at every step (no over-commit, all-or-nothing gangs, preemption only
+        #: of lower priority, taints respected). On when asked (the test suite asks for every run, through
+        #: the environment), off otherwise: they cost time and a violation is a bug of ours, not of the input.
+        self.invariants: InvariantChecker | None = None
+        if options.simulate and (options.extra.get("check_invariants") or os.environ.get(CHECK_INVARIANTS_ENV)):
+            from jobsetctl.fakecluster.invariants import InvariantChecker
+
+            self.invariants = InvariantChecker(self.api, self.recorder)
 
     # ---- user actions ------------------------------------------------------------------------------
     def submit(self, obj: Object) -> WriteResult:
