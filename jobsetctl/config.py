@@ -32,6 +32,11 @@ class Config:
     ignore: tuple[str, ...] = ()
     runtimes: tuple[str, ...] = ()
     crds: tuple[str, ...] = ()
+    #: ``file:line:column`` of each key, for errors found once the command line is merged in.
+    positions: dict[str, str] = field(default_factory=dict)
+
+    def where(self, key: str) -> str:
+        return self.positions.get(key, self.path or CONFIG_NAME)
 
 
 def find_config(start: str) -> str | None:
@@ -50,8 +55,7 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
     path = explicit if explicit is not None else find_config(start)
     if path is None:
         return Config()
-    from jobsetctl.loader.sources import Source
-    from jobsetctl.loader.yamlload import load_documents
+    from jobsetctl.loader.yamlload import PosScalar, load_documents
 
     try:
         with open(path, encoding="utf-8") as handle:
@@ -61,8 +65,11 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
     except UnicodeDecodeError:
         raise UsageError(f"{path}: configuration is not UTF-8 text") from None
     documents, problems = load_documents(text, path)
+    # Problems inside a document (a duplicate key, a language tag) count too: `strict: yes` then
+    # `strict: no` must not pass in silence.
+    problems = problems + [p for d in documents for p in d.problems]
     if problems:
-        p = problems[0]
+        p = min(problems, key=lambda p: (p.line, p.column))
         raise UsageError(f"{path}:{p.line + 1}:{p.column + 1}: {p.message}")
     data: Any = documents[0].value if documents else {}
     if data is None:
@@ -70,7 +77,6 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
     if not isinstance(data, dict):
         raise UsageError(f"{path}:1:1: configuration must be a mapping")
     document = documents[0] if documents else None
-    _ = Source
 
     def where(key: str) -> str:
         if document is None:
@@ -95,11 +101,27 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
         return tuple(os.path.join(base, p) for p in strings(key))
 
     version = data.get("kubernetesVersion")
-    if version is not None and not isinstance(version, str | int | float):
+    if version is not None and (not isinstance(version, str | int | float) or isinstance(version, bool)):
         raise UsageError(f"{where('kubernetesVersion')}: kubernetesVersion must be a string such as \"1.37\"")
+    if version is not None:
+        from jobsetctl.kube.versions import KubeVersion
+
+        try:
+            KubeVersion.parse(str(version))
+        except UsageError as exc:
+            # An unquoted 1.30 is the number 1.3: say where, and that quoting keeps the text.
+            quote = ""
+            node = document.node_at(("kubernetesVersion",)) if document is not None else None
+            if isinstance(node, PosScalar):
+                quote = f' (YAML reads the unquoted {node.text} as the number {version}; quote it: "{node.text}")'
+            raise UsageError(f"{where('kubernetesVersion')}: {exc}{quote}") from None
     gates = data.get("featureGates", {})
     if isinstance(gates, str):
-        gates = dict(p.split("=", 1) for p in gates.split(",") if "=" in p)
+        parts = [p.strip() for p in gates.split(",") if p.strip()]
+        malformed = [p for p in parts if "=" not in p]
+        if malformed:
+            raise UsageError(f"{where('featureGates')}: invalid feature gate {malformed[0]!r}: expected Name=true|false")
+        gates = dict(p.split("=", 1) for p in parts)
     if not isinstance(gates, dict):
         raise UsageError(f"{where('featureGates')}: featureGates must be a mapping of gate names to true/false")
     strict = data.get("strict")
@@ -113,4 +135,5 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
         ignore=strings("ignore"),
         runtimes=paths("runtimes"),
         crds=paths("crds"),
+        positions={key: where(key) for key in data},
     )

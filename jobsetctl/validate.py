@@ -308,7 +308,14 @@ def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[dict
     if problems:
         raise UsageError(f"--runtimes: {problems[0].message}")
     for source in sources:
-        for record in load_file(source).records:
+        loaded = load_file(source)
+        # A runtimes file that cannot be read was passed over in silence: its TrainJobs then reported a
+        # runtime "not found" that is right there. Like --old, it is a usage error with its position.
+        errors = [d for d in loaded.diagnostics if d.severity is Severity.ERROR]
+        if errors:
+            first = errors[0]
+            raise UsageError(f"--runtimes: {first.file}:{first.line}:{first.column}: {first.message}")
+        for record in loaded.records:
             result = admit(record.obj, ctx)
             yield result.obj if result.obj is not None else record.obj
 

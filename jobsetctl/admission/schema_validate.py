@@ -145,7 +145,9 @@ def _value(node: SchemaNode, value: Any, walk: Walk, run: Run) -> None:
     t = type(value)
     mask = node.type_mask
     if mask and not (_BIT.get(t, 0) & mask):
-        integral_float = t is float and mask & INTEGER and value.is_integer()
+        # kube-openapi takes a float64 for an integer only within ±(2^53 - 1) (swag.IsFloat64AJSONInteger):
+        # 1e30, or an integer beyond int64 (which the decoder makes a float64), is a "number".
+        integral_float = t is float and mask & INTEGER and value.is_integer() and abs(value) <= _MAX_JSON_INTEGER
         if not integral_float and not (value is None and node.nullable):
             _type_error(node, value, walk, run)
             # kube-openapi runs the other validators after a type failure; only enum and the
@@ -312,6 +314,7 @@ def _range_error(value: int | float, bound: int | float, word: str, walk: Walk, 
     run.out.append(RANGE.finding(message, path=where, at=path))
 
 
+_MAX_JSON_INTEGER: Final = 2**53 - 1
 _INT_BOUNDS: Final = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 

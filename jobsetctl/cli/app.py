@@ -133,6 +133,9 @@ def run(args: list[str]) -> int:
         where = _innermost_frame(exc)
         sys.stderr.write(f"jobsetctl: internal error: {type(exc).__name__}: {exc}{where}\n")
         return ExitStatus.INTERNAL
+    if result == ExitStatus.INTERRUPTED:
+        # typer turns Ctrl-C into a silent return of 130; no command returns 130 itself.
+        sys.stderr.write("jobsetctl: interrupted\n")
     return int(result) if isinstance(result, int) else ExitStatus.SUCCESS
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from jobsetctl.config import load_config
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
+from jobsetctl.status import UsageError
 from jobsetctl.validate import ValidateOptions
 
 
@@ -28,6 +29,17 @@ def validate_options(
 ) -> ValidateOptions:
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
+    if config.feature_gates:
+        # Checked alone first, so that a bad gate in the file is reported at its place in the file.
+        try:
+            parse_feature_gates(dict(config.feature_gates), version)
+        except UsageError as exc:
+            raise UsageError(f"{config.where('featureGates')}: {exc}") from None
+    if config.ignore:
+        try:
+            _check_rule_ids(frozenset(config.ignore), "in ignore")
+        except UsageError as exc:
+            raise UsageError(f"{config.where('ignore')}: {exc}") from None
     gates_spec: dict[str, object] = dict(config.feature_gates)
     for part in split_csv(feature_gates):
         name, _, value = part.partition("=")
@@ -53,8 +65,6 @@ def validate_options(
 def _env_jobs() -> int:
     import os
 
-    from jobsetctl.status import UsageError
-
     raw = os.environ.get("JOBSETCTL_JOBS", "0")
     try:
         return max(0, int(raw))
@@ -62,11 +72,10 @@ def _env_jobs() -> int:
         raise UsageError(f"JOBSETCTL_JOBS must be a number, not {raw!r}") from None
 
 
-def _check_rule_ids(ids: frozenset[str]) -> None:
+def _check_rule_ids(ids: frozenset[str], where: str = "in --ignore") -> None:
     from jobsetctl.rules import all_rules
-    from jobsetctl.status import UsageError
 
     known = {rule.id for rule in all_rules()}
     unknown = sorted(ids - known - {"all"})
     if unknown:
-        raise UsageError(f"unknown rule id {unknown[0]!r} in --ignore; see `jobsetctl rules`")
+        raise UsageError(f"unknown rule id {unknown[0]!r} {where}; see `jobsetctl rules`")

@@ -45,13 +45,11 @@ class ObjectRecord:
 
     def scalar_hint(self, at: Path) -> str | None:
         """If the value at ``at`` is an unquoted scalar that YAML 1.1 reads surprisingly, say so."""
-        from yaml.nodes import ScalarNode
-
-        from jobsetctl.loader.yamlload import is_plain, yaml11_surprise
+        from jobsetctl.loader.yamlload import PosScalar, yaml11_surprise
 
         node = self.document.node_at(self.prefix + at)
-        if isinstance(node, ScalarNode) and is_plain(node):
-            return yaml11_surprise(node.value)
+        if isinstance(node, PosScalar):
+            return yaml11_surprise(node.text)
         return None
 
 
@@ -80,10 +78,12 @@ def load_file(source: Source) -> LoadedFile:
         return loaded
     assert text is not None
     documents, stream_problems = load_documents(text, source.name)
-    if not documents and not stream_problems and not text.strip():
+    if not stream_problems and all(d.value is None for d in documents):
+        # Comments only, or only `---` (empty documents, which kubectl skips): say that nothing was
+        # checked in this file, rather than nothing.
         loaded.diagnostics.append(Diagnostic(
             source.name, 1, 1, core.EMPTY_FILE.severity, core.EMPTY_FILE.layer, core.EMPTY_FILE.id,
-            "file holds no YAML documents",
+            "file holds no YAML documents" if not documents else "file holds only empty YAML documents",
         ))
     for document in documents:
         loaded.documents += 1
@@ -109,8 +109,16 @@ def _records(document: Document, diagnostics: list[Diagnostic]) -> Iterator[Obje
         return
     if _is_list(value):
         items = value.get("items")
-        if not isinstance(items, list):
+        if items is None:
             items = []
+        if not isinstance(items, list):
+            # Passing this over in silence would call a broken file valid (kubectl cannot decode it).
+            line, column = document.position(("items",))
+            diagnostics.append(Diagnostic(
+                document.file, line, column, core.NOT_AN_OBJECT.severity, core.NOT_AN_OBJECT.layer,
+                core.NOT_AN_OBJECT.id, f"the items of a {value['kind']} must be a list of objects",
+            ))
+            return
         for index, item in enumerate(items):
             prefix: Path = ("items", index)
             if not isinstance(item, dict):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
+from array import array
 from dataclasses import dataclass
 
 #: Suffixes picked up when a directory is given. Files named explicitly are read whatever their suffix.
@@ -155,20 +157,58 @@ def read_text(source: Source) -> tuple[str | None, SourceProblem | None, tuple[i
     return text, None, (0, 0)
 
 
+#: What libyaml counts as a line break (YAML 1.1: CR LF, CR, LF, NEL, LS, PS), so that line numbers agree.
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+# The last file whose lines were indexed. Reporters ask for the lines of one file in order; re-reading the
+# file for each line made a 50 MB input with a diagnostic per document quadratic (issue #6).
+# Keyed by name and, for a file, its size and modification time, so that a rewritten file is read again.
+_line_index: tuple[tuple[str, int, int], str, array[int]] | None = None
+
+
 def source_line(name: str, line: int) -> str | None:
     """Line ``line`` (1-based) of an input, for showing context; None when unavailable."""
     if line < 1:
         return None
+    indexed = _indexed(name)
+    if indexed is None:
+        return None
+    text, starts = indexed
+    if line > len(starts):
+        return None
+    start = starts[line - 1]
+    end = starts[line] if line < len(starts) else len(text) + 1
+    return _LINE_BREAK.sub("", text[start:end])
+
+
+def _indexed(name: str) -> tuple[str, array[int]] | None:
+    global _line_index
     if name == STDIN_NAME:
         if _stdin_text is None:
             return None
-        lines = _stdin_text.splitlines()
-        return lines[line - 1] if line <= len(lines) else None
-    try:
-        with open(name, encoding="utf-8", errors="replace") as handle:
-            for number, text in enumerate(handle, start=1):
-                if number == line:
-                    return text.rstrip("\r\n")
-    except OSError:
-        return None
-    return None
+        key = (name, id(_stdin_text), len(_stdin_text))
+    else:
+        try:
+            info = os.stat(name)
+        except OSError:
+            return None
+        key = (name, info.st_size, info.st_mtime_ns)
+    if _line_index is not None and _line_index[0] == key:
+        return _line_index[1], _line_index[2]
+    if name == STDIN_NAME:
+        assert _stdin_text is not None
+        text = _stdin_text
+    else:
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        text = data.decode("utf-8", errors="replace")
+    starts = array("q", [0])
+    starts.extend(match.end() for match in _LINE_BREAK.finditer(text))
+    if starts[-1] == len(text) and len(starts) > 1:
+        starts.pop()  # a final line break does not start another line
+    _line_index = (key, text, starts)
+    return text, starts

@@ -16,10 +16,16 @@ ourselves, in one pass, with:
 * a bound on alias expansion (billion laughs) and on nesting depth. libyaml's composer recurses on the
   C stack and crashes the interpreter on very deep documents, so before handing it a file whose
   nesting *could* be deep we measure the real depth from the event stream first.
+
+Positions: a document keeps a compact position tree (:data:`PosNode`: packed line and column, children,
+the text of scalars a hint may need) instead of the composer's nodes. PyYAML's nodes carry a ``__dict__`` and two ``Mark`` objects each (about 1 KiB per
+scalar); on a 50 MB input of small documents that was 2.5 GiB, most of the run spent in the garbage
+collector walking them (issue #6).
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 import sys
@@ -123,18 +129,23 @@ def _resolve_plain(text: str) -> Any:
             body = digits.lstrip("+-")
             try:
                 if body.startswith(("0b", "0B")):
-                    return sign * int(body[2:], 2)
+                    return _fits_int64(sign * int(body[2:], 2), text)
                 if body.startswith(("0x", "0X")):
-                    return sign * int(body[2:], 16)
+                    return _fits_int64(sign * int(body[2:], 16), text)
                 if body.startswith(("0o", "0O")):
-                    return sign * int(body[2:], 8)
+                    return _fits_int64(sign * int(body[2:], 8), text)
                 if len(body) > 1 and body[0] == "0":
-                    return sign * int(body, 8)
-                return sign * int(body)
+                    return _fits_int64(sign * int(body, 8), text)
+                value = sign * int(body)
+                if _INT64_MIN <= value <= _INT64_MAX:
+                    return value
+                # Beyond int64 Go parses the digits as a float64 (strconv.ParseFloat), below.
             except ValueError:
                 pass  # "08": not octal; go-yaml then tries it as a float
         if _FLOAT_RE.fullmatch(text.replace("_", "")):
             number = float(text.replace("_", ""))
+            if math.isinf(number):
+                return text  # strconv.ParseFloat fails with ErrRange ("1e400"): go-yaml keeps the string
             # Go's JSON encoder prints an integral float64 without a fraction, so the API server sees an integer.
             if number.is_integer() and abs(number) < 2**53:
                 return int(number)
@@ -143,6 +154,20 @@ def _resolve_plain(text: str) -> Any:
             return _INFS[text]
         if text in _NANS:
             return math.nan
+    return text
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _fits_int64(value: int, text: str) -> int | float | str:
+    """What reaches the API server for a hex, octal or binary integer: itself within int64; beyond, go-yaml
+    finds no int and strconv.ParseFloat rejects the prefix, so the text stays a string. (Values between
+    2^63 and 2^64 decode as uint64 in go-yaml and reach the API server as a float64.)"""
+    if _INT64_MIN <= value <= _INT64_MAX:
+        return value
+    if 0 < value < 2**64:
+        return float(value)
     return text
 
 
@@ -161,9 +186,58 @@ def yaml11_surprise(text: str) -> str | None:
     return None
 
 
-def is_plain(node: ScalarNode) -> bool:
-    """Whether a scalar was written unquoted (its value then went through :func:`resolve_plain`)."""
-    return node.tag == _TAG_PLAIN
+#: A position packed into one int: 0-based line in the high bits, 0-based column in the low ones (exact for
+#: lines shorter than 4 Gi characters; inputs are at most 64 MiB).
+_COLUMN_BITS = 32
+_COLUMN_MASK = (1 << _COLUMN_BITS) - 1
+
+
+def unpack(at: int) -> tuple[int, int]:
+    """0-based ``(line, column)`` of a packed position."""
+    return at >> _COLUMN_BITS, at & _COLUMN_MASK
+
+
+class PosScalar:
+    """An unquoted scalar that YAML 1.1 did not read as a string: its text is kept for the hint of a type
+    error (``on`` read as true). Every other scalar is only its packed position."""
+
+    __slots__ = ("at", "text")
+
+    def __init__(self, at: int, text: str) -> None:
+        self.at = at
+        self.text = text
+
+
+class PosSequence:
+    __slots__ = ("at", "items")
+
+    def __init__(self, at: int, items: tuple[PosNode, ...]) -> None:
+        self.at = at
+        self.items = items
+
+
+class PosMapping:
+    """A mapping's entries in source order, duplicates and merge keys (``<<``) included: each key as the
+    string it became (None for a key that is not a scalar), where the key is, and the value."""
+
+    __slots__ = ("at", "key_at", "keys", "values")
+
+    def __init__(
+        self, at: int, keys: tuple[str | None, ...], key_at: tuple[int, ...], values: tuple[PosNode, ...]
+    ) -> None:
+        self.at = at
+        self.keys = keys
+        self.key_at = key_at
+        self.values = values
+
+
+#: A node of a document's position tree: a packed position for a plain value, or one of the classes above.
+PosNode = int | PosScalar | PosSequence | PosMapping
+
+
+def node_position(node: PosNode) -> tuple[int, int]:
+    """0-based ``(line, column)`` where a node starts."""
+    return unpack(node if isinstance(node, int) else node.at)
 
 
 def key_string(value: Any) -> str:
@@ -196,7 +270,7 @@ class Document:
     file: str
     index: int
     value: Any
-    node: Node | None
+    node: PosNode | None
     problems: list[LoadProblem] = field(default_factory=list)
 
     def position(self, at: Path) -> tuple[int, int]:
@@ -208,49 +282,45 @@ class Document:
         node = self.node
         if node is None:
             return (1, 1)
-        mark = node.start_mark
+        line, column = node_position(node)
         for seg in at:
-            if isinstance(node, MappingNode) and isinstance(seg, str):
+            if isinstance(node, PosMapping) and isinstance(seg, str):
                 hit = _mapping_entry(node, seg)
                 if hit is None:
                     break
-                key_node, value_node = hit
-                mark = key_node.start_mark
-                node = value_node
-            elif isinstance(node, SequenceNode) and isinstance(seg, int) and 0 <= seg < len(node.value):
-                node = node.value[seg]
-                mark = node.start_mark
+                key_at, node = hit
+                line, column = unpack(key_at)
+            elif isinstance(node, PosSequence) and isinstance(seg, int) and 0 <= seg < len(node.items):
+                node = node.items[seg]
+                line, column = node_position(node)
             else:
                 break
-        return (mark.line + 1, mark.column + 1)
+        return (line + 1, column + 1)
 
-    def node_at(self, at: Path) -> Node | None:
+    def node_at(self, at: Path) -> PosNode | None:
         """The node at exactly ``at``, or None."""
         node = self.node
         for seg in at:
-            if isinstance(node, MappingNode) and isinstance(seg, str):
+            if isinstance(node, PosMapping) and isinstance(seg, str):
                 hit = _mapping_entry(node, seg)
                 if hit is None:
                     return None
                 node = hit[1]
-            elif isinstance(node, SequenceNode) and isinstance(seg, int) and 0 <= seg < len(node.value):
-                node = node.value[seg]
+            elif isinstance(node, PosSequence) and isinstance(seg, int) and 0 <= seg < len(node.items):
+                node = node.items[seg]
             else:
                 return None
         return node
 
 
-def _mapping_entry(node: MappingNode, key: str) -> tuple[Node, Node] | None:
-    found: tuple[Node, Node] | None = None
-    for key_node, value_node in node.value:
-        if isinstance(key_node, ScalarNode):
-            text = key_node.value
-            if key_node.tag == _TAG_PLAIN:
-                text = key_string(resolve_plain(text)) if text else "null"
-            if text == key:
-                found = (key_node, value_node)  # the last duplicate wins, as in the built value
-        if key_node.value == _MERGE and found is None and isinstance(value_node, MappingNode):
-            nested = _mapping_entry(value_node, key)
+def _mapping_entry(node: PosMapping, key: str) -> tuple[int, PosNode] | None:
+    found: tuple[int, PosNode] | None = None
+    for index, name in enumerate(node.keys):
+        value = node.values[index]
+        if name == key:
+            found = (node.key_at[index], value)  # the last duplicate wins, as in the built value
+        if name == _MERGE and found is None and isinstance(value, PosMapping):
+            nested = _mapping_entry(value, key)
             if nested is not None:
                 found = nested
     return found
@@ -266,25 +336,32 @@ def _problem(code: str, message: str, node: Node) -> LoadProblem:
     return LoadProblem(code, message, node.start_mark.line, node.start_mark.column)
 
 
-def _build_document(root: Node) -> tuple[Any, list[LoadProblem]]:
-    """Build the value of one composed document. Written as closures over locals because this is
-    the hottest loop of ``validate`` (every scalar of every input passes here)."""
+def _build_document(root: Node) -> tuple[Any, PosNode, list[LoadProblem]]:
+    """Build the value of one composed document and its position tree, in one pass. Written as closures
+    over locals because this is the hottest loop of ``validate`` (every scalar of every input passes here)."""
     problems: list[LoadProblem] = []
     seen: set[int] = set()
     expansion = [0]
     plain = _TAG_PLAIN
     string_tag = _STR
     resolve = resolve_plain
+    shift = _COLUMN_BITS
+    str_class = str
 
-    def build(node: Node, depth: int) -> Any:
+    def build(node: Node, depth: int) -> tuple[Any, PosNode]:
         cls = node.__class__
+        mark = node.start_mark
+        at = (mark.line << shift) | mark.column
         if cls is ScalarNode:
             tag = node.tag
             if tag is plain:
-                return resolve(node.value)
+                text = node.value
+                value = resolve(text)
+                # Only a scalar YAML 1.1 did not read as a string keeps its text (for the hint).
+                return value, (at if value.__class__ is str_class else PosScalar(at, text))
             if tag == string_tag:
-                return node.value
-            return _other_scalar(node, problems)
+                return node.value, at
+            return _other_scalar(node, problems), at
         if depth >= MAX_DEPTH:
             raise _Abort(_problem("yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", node))
         node_id = id(node)
@@ -299,26 +376,44 @@ def _build_document(root: Node) -> tuple[Any, list[LoadProblem]]:
         if cls is SequenceNode:
             if node.tag != _SEQ:
                 problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
-            return [build(item, depth) for item in node.value]
+            items: list[Any] = []
+            item_positions: list[PosNode] = []
+            for item in node.value:
+                value, position = build(item, depth)
+                items.append(value)
+                item_positions.append(position)
+            return items, PosSequence(at, tuple(item_positions))
         if node.tag != _MAP and node.tag != "tag:yaml.org,2002:omap":
             problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
         out: dict[str, Any] = {}
         merged: dict[str, Any] | None = None
+        keys: list[str | None] = []
+        key_at: list[int] = []
+        values: list[PosNode] = []
         for key_node, value_node in node.value:
+            key_mark = key_node.start_mark
+            key_at.append((key_mark.line << shift) | key_mark.column)
             if key_node.__class__ is not ScalarNode:
                 problems.append(_problem("yaml-syntax", "a mapping key must be a scalar, not a collection", key_node))
+                keys.append(None)
+                values.append((value_node.start_mark.line << shift) | value_node.start_mark.column)
                 continue
             text = key_node.value
             if key_node.tag is plain:
                 if text == _MERGE:
                     merged = merged if merged is not None else {}
+                    merge_position: PosNode = (value_node.start_mark.line << shift) | value_node.start_mark.column
                     for source in _merge_sources(value_node):
-                        built = build(source, depth)
+                        built, position = build(source, depth)
+                        if source is value_node:
+                            merge_position = position
                         for k, v in built.items():
                             merged.setdefault(k, v)
+                    keys.append(_MERGE)
+                    values.append(merge_position)
                     continue
                 key = resolve(text)
-                if key.__class__ is not str:
+                if key.__class__ is not str_class:
                     key = key_string(key)
             elif key_node.tag == string_tag:
                 key = text
@@ -326,13 +421,17 @@ def _build_document(root: Node) -> tuple[Any, list[LoadProblem]]:
                 key = key_string(_other_scalar(key_node, problems))
             if key in out:
                 problems.append(_problem("yaml-duplicate-key", f'key "{key}" already set in map', key_node))
-            out[key] = build(value_node, depth)
+            value, position = build(value_node, depth)
+            out[key] = value
+            keys.append(key)
+            values.append(position)
         if merged:
             for k, v in merged.items():
                 out.setdefault(k, v)
-        return out
+        return out, PosMapping(at, tuple(keys), tuple(key_at), tuple(values))
 
-    return build(root, 0), problems
+    value, position = build(root, 0)
+    return value, position, problems
 
 
 def _other_scalar(node: Node, problems: list[LoadProblem]) -> Any:
@@ -380,9 +479,29 @@ def _explicit(tag: str, text: str) -> Any:
     return text  # timestamps: the text as written (see module docstring)
 
 
+#: A document marker at the start of a line. Nesting cannot continue across one (libyaml ends the document
+#: there or fails), so each stretch between markers can be bounded on its own.
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
 def _structure_bound(text: str) -> int:
-    """An upper bound on nesting depth: every level needs one of these characters."""
-    return text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?")
+    """An upper bound on nesting depth: every level needs one of these characters in its document.
+
+    Counted per document (the stretches between markers): counted over a whole multi-document file the
+    bound passed the threshold for every large input, and the exact walk then cost as much as parsing.
+    """
+    bound = 0
+    start = 0
+    ends = [m.start() for m in _DOCUMENT_MARKER.finditer(text)]
+    ends.append(len(text))
+    count = text.count
+    for end in ends:
+        if end - start > bound:  # a stretch shorter than the bound so far cannot raise it
+            stretch = (count("[", start, end) + count("{", start, end) + count("-", start, end)
+                       + count(":", start, end) + count("?", start, end))
+            bound = max(bound, stretch)
+        start = end
+    return bound
 
 
 def _depth_violation(text: str) -> LoadProblem | None:
@@ -423,6 +542,18 @@ def syntax_problem(exc: yaml.YAMLError) -> LoadProblem:
     return LoadProblem("yaml-syntax", f"yaml: line {line + 1}: {message}", line, column)
 
 
+def _reader_problem(exc: yaml.reader.ReaderError, text: str) -> LoadProblem:
+    """A character YAML does not allow (a control character, say). libyaml gives only a byte offset, and
+    PyYAML's own rendering spans two lines ("in <unicode string>, position 3"); say it in one, at its place."""
+    before = text.encode("utf-8", errors="surrogatepass")[: exc.position].decode("utf-8", errors="ignore")
+    line = before.count("\n")
+    column = len(before) - (before.rfind("\n") + 1)
+    character = exc.character if isinstance(exc.character, int) else ord(exc.character or "?")
+    return LoadProblem(
+        "yaml-syntax", f"yaml: line {line + 1}: unacceptable character #x{character:04x}: {exc.reason}", line, column
+    )
+
+
 _SURROGATE_PAIR = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
 
 
@@ -448,13 +579,18 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
         sys.setrecursionlimit(4 * MAX_DEPTH + 500)
     parser = _Parser(text)
     index = 0
+    # The collector would walk every value and position built so far again and again while a large file
+    # loads (half the time of a 50 MB input). What we build holds no reference cycles; the cyclic node tree
+    # libyaml composes for a recursive alias is freed once the collector is back on.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         for node in _nodes(parser):
             if node is None:
                 index += 1
                 continue
             try:
-                value, problems = _build_document(node)
+                value, position, problems = _build_document(node)
             except _Abort as abort:
                 return documents, [abort.problem]
             except RecursionError:
@@ -462,12 +598,16 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
                 return documents, [LoadProblem(
                     "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", mark.line, mark.column
                 )]
-            documents.append(Document(file, index, value, node, problems))
+            documents.append(Document(file, index, value, position, problems))
             index += 1
+    except yaml.reader.ReaderError as exc:
+        return documents, [_reader_problem(exc, text)]
     except yaml.YAMLError as exc:
         return documents, [syntax_problem(exc)]
     finally:
         parser.dispose()
+        if collecting:
+            gc.enable()
     return documents, []
 
 

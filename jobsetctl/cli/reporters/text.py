@@ -10,6 +10,21 @@ from jobsetctl.loader.sources import source_line
 
 _STYLE = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+#: Longest source excerpt shown. A minified JSON file is one line: printing it whole under each of its
+#: diagnostics multiplied the output by the file size (issue #6).
+MAX_EXCERPT = 160
+_ELLIPSIS = "..."
+
+
+def _window(text: str, column: int) -> tuple[str, int]:
+    """At most :data:`MAX_EXCERPT` characters of ``text`` around ``column`` (0-based), and the caret's offset in them."""
+    if len(text) <= MAX_EXCERPT:
+        return text, column
+    start = max(0, min(column - MAX_EXCERPT // 2, len(text) - MAX_EXCERPT))
+    end = start + MAX_EXCERPT
+    prefix = _ELLIPSIS if start > 0 else ""
+    suffix = _ELLIPSIS if end < len(text) else ""
+    return prefix + text[start:end] + suffix, len(prefix) + column - start
 
 
 class TextReporter(Reporter):
@@ -35,9 +50,9 @@ class TextReporter(Reporter):
         text = source_line(d.file, d.line)
         if text is not None and text.strip():
             gutter = f"{d.line:>6} | "
-            shown = text.expandtabs(1)
+            shown, caret = _window(text.expandtabs(1), max(d.column - 1, 0))
             lines.append(f"  {gutter}{shown}")
-            lines.append("  " + " " * (len(gutter) - 2) + "| " + " " * max(d.column - 1, 0) + self._paint(_STYLE[d.severity], "^"))
+            lines.append("  " + " " * (len(gutter) - 2) + "| " + " " * caret + self._paint(_STYLE[d.severity], "^"))
         if d.hint:
             lines.append(f"         hint: {d.hint}")
         return lines
