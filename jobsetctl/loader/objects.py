@@ -12,6 +12,9 @@ from jobsetctl.loader.sources import Source, read_text
 from jobsetctl.loader.yamlload import Document, LoadProblem, load_documents
 from jobsetctl.rules import core, get
 
+#: kube-apiserver's limit on a request body (``MaxRequestBodyBytes``, 3 MiB), measured on the YAML text.
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
 
 @dataclass(slots=True)
 class ObjectRecord:
@@ -153,6 +156,14 @@ def _checked(
         diagnostics.append(Diagnostic(
             document.file, line, column, core.MISSING_TYPE.severity, core.MISSING_TYPE.layer,
             core.MISSING_TYPE.id, message, missing[0],
+        ))
+        return
+    if not prefix and document.size > MAX_REQUEST_BYTES:
+        # The API server refuses such a request body before decoding it (items of a List go one by one).
+        line, column = document.position(())
+        diagnostics.append(Diagnostic(
+            document.file, line, column, core.OBJECT_TOO_LARGE.severity, core.OBJECT_TOO_LARGE.layer,
+            core.OBJECT_TOO_LARGE.id, f"Request entity too large: limit is {MAX_REQUEST_BYTES}",
         ))
         return
     yield ObjectRecord(document, prefix, obj)

@@ -272,6 +272,8 @@ class Document:
     value: Any
     node: PosNode | None
     problems: list[LoadProblem] = field(default_factory=list)
+    #: Characters the document spans in the source (the size of the request ``kubectl apply`` would send).
+    size: int = 0
 
     def position(self, at: Path) -> tuple[int, int]:
         """1-based ``(line, column)`` of the deepest part of ``at`` that exists in the source.
@@ -598,7 +600,8 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
                 return documents, [LoadProblem(
                     "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", mark.line, mark.column
                 )]
-            documents.append(Document(file, index, value, position, problems))
+            size = (node.end_mark.index - node.start_mark.index) if node.end_mark and node.start_mark else 0
+            documents.append(Document(file, index, value, position, problems, size))
             index += 1
     except yaml.reader.ReaderError as exc:
         return documents, [_reader_problem(exc, text)]

@@ -174,3 +174,20 @@ def test_line_numbers_of_diagnostics_and_source_lines_agree_on_unusual_line_brea
     [diagnostic] = loaded.diagnostics
     assert diagnostic.line == 6
     assert source_line(str(path), 5) == "e: ["
+
+
+def test_an_object_over_the_request_limit_is_refused_as_the_api_server_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """kube-apiserver refuses request bodies over 3 MiB before decoding them; later documents still load."""
+    from jobsetctl.validate import ValidateOptions, check
+
+    path = tmp_path / "big.yaml"
+    with open(path, "w") as handle:
+        handle.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n")
+        for i in range(40_000):
+            handle.write(f"  k{i}: {'x' * 80}\n")
+        handle.write("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: small}\n")
+    diagnostics = check(ValidateOptions(paths=[str(path)])).report.diagnostics
+    assert [(d.rule, d.line, d.column, d.message) for d in diagnostics] == [
+        ("object-too-large", 1, 1, "Request entity too large: limit is 3145728"),
+        ("unknown-kind", 40_007, 1, "ConfigMap (v1) is not a kind jobsetctl checks; passed over"),
+    ]
