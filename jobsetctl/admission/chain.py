@@ -21,13 +21,13 @@ upstream webhooks could not even decode it.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
 from jobsetctl.kinds.registry import handler_for
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import split_api_version
 from jobsetctl.rules import core
 
@@ -76,7 +76,7 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
     handler, findings = resolve_handler(obj, ctx)
     if handler is None:
         return AdmissionResult(None, findings)
-    new = copy.deepcopy(obj)
+    new = copy_tree(obj)
     _default_namespace(new, handler, ctx)
     api_version = new["apiVersion"]
     schema = handler.schema(api_version, ctx.version)
@@ -84,7 +84,7 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
     previous: Object | None = None
     if old is not None and ctx.operation is Operation.UPDATE:
         # The stored old object went through create-time defaulting when it was created.
-        previous = copy.deepcopy(old)
+        previous = copy_tree(old)
         _default_namespace(previous, handler, ctx)
         schema.apply_defaults(previous)
         handler.default(previous, _as_create(ctx))

@@ -17,9 +17,7 @@ Stored objects are plain dicts handed out by reference for speed: a component th
 from __future__ import annotations
 
 import builtins
-import copy
 import random
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.index import is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext, Object, Operation
 from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import KubeVersion, split_api_version
 
 Key = tuple[str, str, str, str]  # group, kind, namespace, name
@@ -165,13 +164,15 @@ class APIServer:
 
     def owned(self, owner_uid: str, group: str | None = None, kind: str | None = None) -> builtins.list[Object]:
         """Objects with an ownerReference to ``owner_uid`` (any controller flag), in creation order."""
-        out: builtins.list[Object] = []
-        for k in self._by_owner.get(owner_uid, {}):
-            if (group is None or k[0] == group) and (kind is None or k[1] == kind):
-                obj = self._objects.get(k)
-                if obj is not None:
-                    out.append(obj)
-        return out
+        keys = self._by_owner.get(owner_uid)
+        if not keys:
+            return []
+        objects = self._objects
+        if group is None and kind is None:
+            return [obj for k in keys if (obj := objects.get(k)) is not None]
+        return [obj for k in keys
+                if (group is None or k[0] == group) and (kind is None or k[1] == kind)
+                and (obj := objects.get(k)) is not None]
 
     def all_objects(self) -> builtins.list[Object]:
         return list(self._objects.values())
@@ -238,7 +239,7 @@ class APIServer:
         current = self._objects.get(key)
         if current is None:
             return WriteResult(None, [], f'{key[1].lower()}s "{key[3]}" not found', (key[0], key[1], key[3]))
-        previous = old if old is not None else (copy.deepcopy(current) if current is not obj else None)
+        previous = old if old is not None else (copy_tree(current) if current is not obj else None)
         stored = obj
         findings: builtins.list[Finding] = []
         if not skip_admission and previous is not None:
@@ -421,7 +422,7 @@ class APIServer:
             self.remove_finalizer(owner, FOREGROUND_FINALIZER)
 
     def _new_uid(self) -> str:
-        return str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4))
+        return uuid4_text(self._uid_rng.getrandbits(128))
 
     def _next_rv(self) -> str:
         self._resource_version += 1
@@ -431,7 +432,19 @@ class APIServer:
         return base[:MAX_GENERATED_BASE] + self.random_suffix()
 
     def random_suffix(self, length: int = 5) -> str:
-        return "".join(self.rng.choice(NAME_ALPHABET) for _ in range(length))
+        choice = self.rng.choice
+        return "".join([choice(NAME_ALPHABET) for _ in range(length)])
+
+
+def uuid4_text(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` without building the UUID object (one per created object):
+    the same version and variant bits, the same 8-4-4-4-12 spelling."""
+    bits &= ~(0xC000 << 48)
+    bits |= 0x8000 << 48
+    bits &= ~(0xF000 << 64)
+    bits |= 4 << 76
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def _owner_refs(obj: Object) -> builtins.list[dict[str, Any]]:
@@ -473,9 +486,16 @@ def controller_ref(owner: Object) -> dict[str, Any]:
 
 
 def controller_of(obj: Object) -> dict[str, Any] | None:
-    for ref in _owner_refs(obj):
-        if ref.get("controller"):
-            return ref
+    # Asked for every watch event by several controllers: scans the references without building the
+    # filtered list ``_owner_refs`` returns (same answer: the first dict with a truthy ``controller``).
+    md = obj.get("metadata")
+    if not isinstance(md, dict):
+        md = meta(obj)
+    refs = md.get("ownerReferences")
+    if isinstance(refs, list):
+        for ref in refs:
+            if isinstance(ref, dict) and ref.get("controller"):
+                return ref
     return None
 
 

@@ -34,30 +34,33 @@ class VirtualClock:
     def __init__(self, epoch: datetime = EPOCH) -> None:
         self.now = 0.0
         self.epoch = epoch
-        self._timers: list[Timer] = []
+        # Heap entries are (when, seq, timer): tuples of a float and a unique int compare in C, where the
+        # dataclass ordering of Timer would run Python code for every comparison.
+        self._timers: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._texts: dict[int, str] = {}
         self._seconds: dict[str, float] = {}
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> Timer:
         timer = Timer(max(when, self.now), next(self._seq), callback, args)
-        heapq.heappush(self._timers, timer)
+        heapq.heappush(self._timers, (timer.when, timer.seq, timer))
         return timer
 
     def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> Timer:
         return self.call_at(self.now + max(delay, 0.0), callback, *args)
 
     def next_time(self) -> float | None:
-        while self._timers and self._timers[0].cancelled:
-            heapq.heappop(self._timers)
-        return self._timers[0].when if self._timers else None
+        timers = self._timers
+        while timers and timers[0][2].cancelled:
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
 
     def pop_due(self, until: float) -> Timer | None:
         """The next timer due at or before ``until`` (advancing the clock to it), or None."""
         when = self.next_time()
         if when is None or when > until:
             return None
-        timer = heapq.heappop(self._timers)
+        timer = heapq.heappop(self._timers)[2]
         self.now = max(self.now, timer.when)
         return timer
 

@@ -162,6 +162,7 @@ class PodRun:
 
 class Kubelet(Controller):
     name = "kubelet"
+    watches = frozenset({("", "Pod")})
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)

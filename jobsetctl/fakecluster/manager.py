@@ -32,6 +32,10 @@ class Controller(ABC):
     work for one key and may ask to be called again after some virtual seconds."""
 
     name: ClassVar[str]
+    #: The (group, kind) pairs whose watch events ``keys_for`` may map to keys; None for every kind. The
+    #: manager calls ``keys_for`` only for these, so for any other kind it must yield nothing and change
+    #: nothing (most events are of kinds a controller ignores: routing skips a call per controller).
+    watches: ClassVar[frozenset[tuple[str, str]] | None] = None
 
     def __init__(self, options: Any = None) -> None:
         #: The cluster's ``ClusterOptions`` (version, gates, seed, simulate, create_pods, extra).
@@ -62,16 +66,34 @@ class Manager:
         self._pending: set[tuple[str, Hashable]] = set()
         self._timers: dict[tuple[str, Hashable], Timer] = {}
         self.reconciles = 0
+        #: Per (group, kind): the controllers that watch it, in registration order (see ``watches``).
+        self._routes: dict[tuple[str, str], tuple[Controller, ...]] = {}
+        self._routed = 0
         api.subscribe(self._on_event)
 
     def add(self, controller: Controller) -> None:
         controller.setup(self)
         self.controllers.append(controller)
 
+    def _route(self, group_kind: tuple[str, str]) -> tuple[Controller, ...]:
+        if self._routed != len(self.controllers):
+            self._routes.clear()  # a controller was added since the routes were computed
+            self._routed = len(self.controllers)
+        routes = self._routes.get(group_kind)
+        if routes is None:
+            routes = tuple(c for c in self.controllers if c.watches is None or group_kind in c.watches)
+            self._routes[group_kind] = routes
+        return routes
+
     def _on_event(self, event: WatchEvent) -> None:
-        for controller in self.controllers:
+        key_of_event = event.key
+        pending = self._pending
+        for controller in self._route((key_of_event[0], key_of_event[1])):
             for key in controller.keys_for(event):
-                self.enqueue(controller, key)
+                token = (controller.name, key)  # as ``enqueue``, inlined: this runs for every event
+                if token not in pending:
+                    pending.add(token)
+                    self._queue.append((controller, key))
 
     def enqueue(self, controller: Controller, key: Hashable) -> None:
         token = (controller.name, key)

@@ -30,13 +30,13 @@ tracking finalizer) still holds it, in which case its owner's release removes it
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -137,7 +137,7 @@ class NodeLifecycle:
             return True
         now = self.clock.timestamp()
         self.failed[name] = self.clock.now
-        old = copy.deepcopy(node)
+        old = copy_tree(node)
         spec = node.setdefault("spec", {})
         taints = [t for t in _list(spec.get("taints")) if _mapping(t).get("key") != UNREACHABLE_TAINT]
         taints.append({"key": UNREACHABLE_TAINT, "effect": NO_SCHEDULE})

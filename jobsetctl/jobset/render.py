@@ -15,10 +15,10 @@ written here is sorted by key; struct fields follow the Go field order where we 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobsetctl.jobset import api, names
+from jobsetctl.kube.jsontree import copy_tree
 
 JOB_API_VERSION = "batch/v1"
 JOB_KIND = "Job"
@@ -190,10 +190,10 @@ def child_job(
     }
     # Job-level labels/annotations come from the replicated job's template metadata.
     if isinstance(template_meta.get("labels"), dict):
-        job_meta["labels"] = copy.deepcopy(template_meta["labels"])
+        job_meta["labels"] = copy_tree(template_meta["labels"])
     if isinstance(template_meta.get("annotations"), dict):
-        job_meta["annotations"] = copy.deepcopy(template_meta["annotations"])
-    spec: dict[str, Any] = copy.deepcopy(api.job_spec(rjob))
+        job_meta["annotations"] = copy_tree(template_meta["annotations"])
+    spec: dict[str, Any] = copy_tree(api.job_spec(rjob))
     pod_template = spec.get("template")
     if not isinstance(pod_template, dict):
         pod_template = spec["template"] = {}
@@ -347,12 +347,12 @@ def volume_claim(js: Any, policy: Any, claim_template: Any) -> dict[str, Any]:
     }
     annotations = template_meta.get("annotations")
     if isinstance(annotations, dict) and annotations:
-        meta["annotations"] = dict(sorted(copy.deepcopy(annotations).items()))
+        meta["annotations"] = dict(sorted(copy_tree(annotations).items()))
     if owns_claims(policy):
         meta["ownerReferences"] = [owner_reference(js)]
     claim: dict[str, Any] = {"apiVersion": "v1", "kind": PVC_KIND, "metadata": meta}
     spec = api.as_dict(claim_template).get("spec")
-    claim["spec"] = copy.deepcopy(spec) if isinstance(spec, dict) else {}
+    claim["spec"] = copy_tree(spec) if isinstance(spec, dict) else {}
     return claim
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -25,6 +26,13 @@ def parse_duration(text: object) -> float:
         return float(text)
     if not isinstance(text, str):
         raise DurationError(f"invalid duration {text!r}: expected a string such as 90s, 30m or 2h")
+    return _parse_text(text)
+
+
+# A pure function of an immutable string, asked for every pod the kubelet starts (its annotations):
+# memoised. Errors are not cached (``lru_cache`` does not keep exceptions), so each call raises anew.
+@functools.lru_cache(maxsize=1024)
+def _parse_text(text: str) -> float:
     value = text.strip()
     if value.startswith("-"):
         raise DurationError(f'invalid duration "{text}": must not be negative')

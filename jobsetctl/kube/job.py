@@ -19,7 +19,6 @@ label value is still reported exactly as the API server would.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -41,6 +40,7 @@ from jobsetctl.kube.job_rules import (
     SELECTOR,
 )
 from jobsetctl.kube.job_validation import Findings, items, label_problems, mapping, validate_job_spec
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.names import is_dns1123_label
 from jobsetctl.kube.podspec import default_pod_spec, label_selector_matches
 from jobsetctl.kube.versions import KubeVersion
@@ -145,7 +145,7 @@ class JobHandler(KindHandler):
         # What the API server validates: the object after selector generation.
         generated = obj
         if not _uid(obj) and not _manual(obj):
-            generated = copy.deepcopy(obj)
+            generated = copy_tree(obj)
             generate_selector(generated, PLACEHOLDER_UID)
         _generated_labels(obj, generated, out)
         _selector(generated, out)

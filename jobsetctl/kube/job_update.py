@@ -19,7 +19,6 @@ Kubernetes 1.37 makes ``parallelism`` mutable again and freezes ``spec.schedulin
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobsetctl.diagnostics import Finding
@@ -28,6 +27,7 @@ from jobsetctl.kube import field as kfield
 from jobsetctl.kube.field import Path
 from jobsetctl.kube.job_rules import IMMUTABLE, INDEXED
 from jobsetctl.kube.job_validation import Findings, integer, mapping
+from jobsetctl.kube.jsontree import copy_tree
 
 SPEC: Path = ("spec",)
 IMMUTABLE_FIELDS = ("selector", "completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
@@ -54,7 +54,7 @@ def _mutable_directives_allowed(old: Object) -> bool:
 
 
 def _strip_directives(template: Any) -> Any:
-    stripped = copy.deepcopy(mapping(template))
+    stripped = copy_tree(mapping(template))
     meta = mapping(stripped.get("metadata"))
     meta.pop("labels", None)
     meta.pop("annotations", None)

@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobsetctl.diagnostics import Finding
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube import field as kfield
 from jobsetctl.kube.field import Path, path_string
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.scheduling_checks import items, mapping, walk_templates
 from jobsetctl.kube.scheduling_rules import KindRules
 
@@ -29,7 +29,7 @@ def _finding(rules: KindRules, message: str, at: Path) -> Finding:
 
 def _without_count(policy: Any, count_key: str) -> Any:
     """The policy with its mutable count removed, to compare the rest."""
-    stripped = copy.deepcopy(policy)
+    stripped = copy_tree(policy)
     gang = mapping(stripped).get("gang") if isinstance(stripped, dict) else None
     if isinstance(gang, dict):
         gang.pop(count_key, None)

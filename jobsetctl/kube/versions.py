@@ -22,7 +22,8 @@ class KubeVersion(StrEnum):
 
     @property
     def minor(self) -> int:
-        return int(self.value.split(".")[1])
+        # Asked on every Job sync (which scheduling API to write): a table instead of parsing each time.
+        return _MINOR[self.value]
 
     @classmethod
     def parse(cls, text: str) -> KubeVersion:
@@ -35,6 +36,9 @@ class KubeVersion(StrEnum):
         known = ", ".join(v.value for v in cls)
         raise UsageError(f"unsupported Kubernetes version {text!r}: choose one of {known}")
 
+
+#: Minor number of each release's value ("1.37" → 37), for :attr:`KubeVersion.minor`.
+_MINOR: dict[str, int] = {version.value: int(version.value.split(".")[1]) for version in KubeVersion}
 
 DEFAULT_KUBE_VERSION = KubeVersion.V1_37
 

@@ -3,8 +3,9 @@ refuses, in the order they happen.
 
 A snapshot is taken at the ``ADDED`` watch event, so later writes (status, finalizers, deletions) are
 not part of the output. Stored objects are handed out by reference (see
-:mod:`jobsetctl.fakecluster.apiserver`), hence the copy; JSON-shaped data only, so a plain recursive
-copy does what :func:`copy.deepcopy` does at a fraction of the cost.
+:mod:`jobsetctl.fakecluster.apiserver`), hence the copy (:func:`jobsetctl.kube.jsontree.copy_tree`:
+JSON-shaped data only, so a plain recursive copy does what :func:`copy.deepcopy` does at a fraction of
+the cost).
 
 Refused creates come from ``APIServer.on_rejected``. The expected one is an exclusive-placement
 follower: the JobSet pod webhook (``vpod.kb.io``) admits it only once its leader pod is scheduled, and
@@ -23,6 +24,7 @@ from typing import Any
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType, WriteResult
 from jobsetctl.jobset import podwebhook
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 
 #: Render-only annotations (never written to the fake cluster's objects).
 NOTE_ANNOTATION = "jobsetctl.dev/render-note"
@@ -31,15 +33,6 @@ STAGE_ANNOTATION = "jobsetctl.dev/stage"
 WAITING_FOR_LEADER = frozenset({podwebhook.FOLLOWER_NODE_SELECTOR.id, podwebhook.LEADER_NOT_SCHEDULED.id})
 FOLLOWER_NOTE = ("not created yet: the JobSet pod webhook admits an exclusive-placement follower only once its "
                  "leader pod is scheduled, and render runs no scheduler ({message})")
-
-
-def plain_copy(value: Any) -> Any:
-    """Deep copy of JSON-shaped data (dicts, lists, scalars); anything else is shared."""
-    if type(value) is dict:
-        return {key: plain_copy(item) for key, item in value.items()}
-    if type(value) is list:
-        return [plain_copy(item) for item in value]
-    return value
 
 
 @dataclass(slots=True)
@@ -75,7 +68,7 @@ class Capture:
 
     def _on_event(self, event: WatchEvent) -> None:
         if self.active and event.type == WatchType.ADDED:
-            self.entries.append(Entry(plain_copy(event.obj), self.stage))
+            self.entries.append(Entry(copy_tree(event.obj), self.stage))
 
     def _on_rejected(self, obj: Object, result: WriteResult) -> None:
         if not self.active:
@@ -97,7 +90,7 @@ class Capture:
 
 def request_of(obj: Object) -> Object:
     """A refused create as the client sent it: no generated name, uid, timestamp or status."""
-    request = plain_copy(obj)
+    request = copy_tree(obj)
     md = request.get("metadata")
     if isinstance(md, dict):
         if md.get("generateName"):

@@ -39,9 +39,10 @@ from jobsetctl.gang import GangOptions, GangPlan, check_options, generate
 from jobsetctl.gang import needed_gates as gang_gates
 from jobsetctl.kinds.index import object_key
 from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.loader.objects import load_file
 from jobsetctl.loader.sources import discover
-from jobsetctl.render.capture import Capture, Entry, plain_copy
+from jobsetctl.render.capture import Capture, Entry
 from jobsetctl.render.emit import dump_yaml
 from jobsetctl.render.stages import Pretence, run_stages
 from jobsetctl.simulate.gates import needed_gates, turned_on
@@ -263,7 +264,7 @@ def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordere
     capture.active = True
     refused: list[str] = []
     for obj in ordered:
-        result = cluster.submit(plain_copy(obj))
+        result = cluster.submit(copy_tree(obj))
         if not result.ok:
             _, kind, namespace, name = object_key(obj)
             refused.append(f"{kind} {namespace + '/' if namespace else ''}{name}: {result.message()}")
@@ -294,11 +295,11 @@ def _install_context(cluster: FakeCluster, inputs: list[dict[str, Any]], vopts: 
             for record in load_file(source).records:
                 if _is_api_object(record.obj) and _namespaced(record.obj, cluster) not in defined:
                     defined.add(_namespaced(record.obj, cluster))
-                    cluster.api.create(plain_copy(record.obj))
+                    cluster.api.create(copy_tree(record.obj))
     if any(obj.get("kind") == "TrainJob" for obj in inputs):
         for runtime in builtin_runtimes():
             if _namespaced(runtime, cluster) not in defined:
-                cluster.api.create(plain_copy(runtime), skip_admission=True)
+                cluster.api.create(copy_tree(runtime), skip_admission=True)
 
 
 def _namespaced(obj: dict[str, Any], cluster: FakeCluster) -> tuple[str, str, str, str]:

@@ -18,11 +18,11 @@ status, like a refused submission: a scenario that did not do what it says shoul
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobsetctl.fakecluster.cluster import FakeCluster
 from jobsetctl.kube.duration import format_duration
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.simulate import access
 from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.scenario import Action, ObjectTarget, PodTarget
@@ -89,7 +89,7 @@ def _fail_pod(cluster: FakeCluster, ledger: Ledger, action: Action, target: PodT
 
 
 def _set_suspend(cluster: FakeCluster, current: dict[str, Any], suspend: bool) -> bool:
-    updated = copy.deepcopy(current)
+    updated = copy_tree(current)
     spec = updated.get("spec")
     if not isinstance(spec, dict):
         spec = {}

@@ -23,12 +23,12 @@ they start Ready.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
 from jobsetctl.simulate import access
 from jobsetctl.simulate.scenario import NodePool, TopologyLevel
@@ -113,7 +113,7 @@ def normalize_node(obj: dict[str, Any]) -> dict[str, Any]:
     allocatable = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else None
     capacity = dict(capacity or allocatable or {})
     allocatable = dict(allocatable or capacity)
-    taints = [copy.deepcopy(t) for t in spec.get("taints") or [] if isinstance(t, dict)]
+    taints = [copy_tree(t) for t in spec.get("taints") or [] if isinstance(t, dict)]
     node = node_object(name, capacity, labels, taints, allocatable=allocatable,
                        unschedulable=bool(spec.get("unschedulable")))
     annotations = metadata.get("annotations")

@@ -20,7 +20,6 @@ and nothing here iterates over unordered sets, so one seed gives one timeline.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from jobsetctl.diagnostics import Diagnostic
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.fakecluster.events import KubeEvent, SimEvent
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
 from jobsetctl.loader.objects import ObjectRecord
 from jobsetctl.simulate import access
@@ -266,7 +266,7 @@ def _install_runtimes(cluster: FakeCluster, inputs: Inputs) -> None:
 
 def _submit(cluster: FakeCluster, ledger: Ledger, records: list[ObjectRecord], rejections: list[Diagnostic]) -> None:
     for record in records:
-        obj = copy.deepcopy(record.obj)
+        obj = copy_tree(record.obj)
         if is_node(obj):
             obj = normalize_node(obj)
             ledger.pools.setdefault(str(obj["metadata"]["name"]), INPUT_NODES_POOL)

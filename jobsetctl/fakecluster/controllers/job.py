@@ -41,6 +41,7 @@ ORPHAN_KEY = "orphan-pod"
 
 class JobController(Controller):
     name = "job-controller"
+    watches = frozenset({("batch", "Job"), ("", "Pod"), (SCHEDULING_GROUP, "Workload"), (SCHEDULING_GROUP, "PodGroup")})
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
@@ -99,12 +100,9 @@ class JobController(Controller):
 
     def pods_of(self, view: JobView) -> list[Object]:
         """The Job's pods: those whose controller ownerReference has the Job's UID, oldest first."""
-        out: list[Object] = []
-        for pod in owned_pods(self.api, view.uid):
-            ref = controller_of(pod)
-            if ref is not None and ref.get("uid") == view.uid:
-                out.append(pod)
-        return out
+        uid = view.uid
+        return [pod for pod in owned_pods(self.api, uid) if (ref := controller_of(pod)) is not None
+                and ref.get("uid") == uid]
 
     def _release_orphan(self, namespace: str, name: str) -> None:
         """``syncOrphanPod``: a pod whose Job is gone or finished keeps no tracking finalizer."""

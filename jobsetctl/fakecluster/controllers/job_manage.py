@@ -72,8 +72,10 @@ def pods_for_removal(sync: JobSync, pods: list[Object], at_least: int) -> list[O
             else:
                 by_index.setdefault(index, []).append(pod)
         for index in sorted(by_index):
-            same = sorted(by_index[index], key=lambda p: removal_order(p, clock))
-            remove.extend(same[:-1])
+            same = by_index[index]
+            if len(same) > 1:  # usually one pod per index: nothing to order
+                same = sorted(same, key=lambda p: removal_order(p, clock))
+                remove.extend(same[:-1])
             left.append(same[-1])
     if len(remove) < at_least:
         left.sort(key=lambda p: removal_order(p, clock))

@@ -20,7 +20,6 @@ generateName ``<job>-`` (``getPodsPrefix``). The API server appends the seeded 5
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -44,6 +43,7 @@ from jobsetctl.fakecluster.controllers.job_spec import (
     text,
 )
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 
 UNKNOWN_INDEX = -1
 #: ``names.MaxGeneratedNameLength``: the API server keeps this much of a generateName.
@@ -76,7 +76,14 @@ def spec_of(pod: Object) -> dict[str, Any]:
 
 
 def phase(pod: Object) -> str:
-    return text(status_of(pod).get("phase")) or PENDING
+    # The predicates below run for every pod of a Job on every sync: they read the dicts directly
+    # instead of going through ``mapping``/``text`` (same results, a third of the calls).
+    status = pod.get("status")
+    if isinstance(status, dict):
+        value = status.get("phase")
+        if isinstance(value, str) and value:
+            return value
+    return PENDING
 
 
 def is_terminal(pod: Object) -> bool:
@@ -84,7 +91,8 @@ def is_terminal(pod: Object) -> bool:
 
 
 def is_deleted(pod: Object) -> bool:
-    return bool(meta_of(pod).get("deletionTimestamp"))
+    meta = pod.get("metadata")
+    return isinstance(meta, dict) and bool(meta.get("deletionTimestamp"))
 
 
 def is_active(pod: Object) -> bool:
@@ -96,9 +104,12 @@ def is_terminating(pod: Object) -> bool:
 
 
 def pod_condition(pod: Object, type_: str) -> dict[str, Any] | None:
-    for cond in items(status_of(pod).get("conditions")):
-        if isinstance(cond, dict) and cond.get("type") == type_:
-            return cond
+    status = pod.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if isinstance(conditions, list):
+        for cond in conditions:
+            if isinstance(cond, dict) and cond.get("type") == type_:
+                return cond
     return None
 
 
@@ -109,20 +120,29 @@ def is_ready(pod: Object) -> bool:
 
 def is_failed(pod: Object, view: JobView) -> bool:
     """``isPodFailed``."""
-    if phase(pod) == FAILED:
+    return failed_in_phase(pod, phase(pod), view.only_replace_failed_pods)
+
+
+def failed_in_phase(pod: Object, pod_phase: str, only_replace_failed_pods: bool) -> bool:
+    """:func:`is_failed` for a pod whose phase and Job's replacement policy the caller already has."""
+    if pod_phase == FAILED:
         return True
-    if view.only_replace_failed_pods:
+    if only_replace_failed_pods:
         return False
-    return is_deleted(pod) and phase(pod) != SUCCEEDED
+    return pod_phase != SUCCEEDED and is_deleted(pod)
 
 
 def has_tracking_finalizer(pod: Object) -> bool:
-    return JOB_TRACKING_FINALIZER in items(meta_of(pod).get("finalizers"))
+    meta = pod.get("metadata")
+    finalizers = meta.get("finalizers") if isinstance(meta, dict) else None
+    return isinstance(finalizers, list) and JOB_TRACKING_FINALIZER in finalizers
 
 
 def completion_index(pod: Object) -> int:
     """``getCompletionIndex``: the annotation as a non-negative integer, else -1."""
-    value = mapping(meta_of(pod).get("annotations")).get(JOB_COMPLETION_INDEX_KEY)
+    meta = pod.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    value = annotations.get(JOB_COMPLETION_INDEX_KEY) if isinstance(annotations, dict) else None
     if not isinstance(value, str) or not value.isdigit():
         return UNKNOWN_INDEX
     return int(value)
@@ -283,7 +303,7 @@ def build_pod(
     ``failure_counts`` are the ``job-index-failure-count`` / ``-ignored-failure-count`` values
     (backoffLimitPerIndex only); ``pod_group`` the KEP-5547 PodGroup the pod joins.
     """
-    template = copy.deepcopy(view.template)
+    template = copy_tree(view.template)
     template_meta = mapping(template.get("metadata"))
     labels = {k: v for k, v in mapping(template_meta.get("labels")).items() if isinstance(k, str)}
     annotations = {k: v for k, v in mapping(template_meta.get("annotations")).items() if isinstance(k, str)}

@@ -34,7 +34,6 @@ Not modelled: ``minCount`` follow-up patches for elastic Jobs (1.37 ``syncGangMi
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +41,7 @@ from jobsetctl.fakecluster.apiserver import APIServer, controller_ref
 from jobsetctl.fakecluster.controllers.job_spec import SUSPENDED, JobView, integer, items, mapping, text
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import KubeVersion
 
 GATE = "WorkloadWithJob"
@@ -182,7 +182,7 @@ def build_template(view: JobView, version: KubeVersion) -> dict[str, Any]:
         template["disruptionMode"] = {"single": {}}
     claims = items(scheduling.get("resourceClaims"))
     if claims:
-        template["resourceClaims"] = copy.deepcopy(claims)
+        template["resourceClaims"] = copy_tree(claims)
     return template
 
 
@@ -210,13 +210,13 @@ def build_pod_group(view: JobView, version: KubeVersion, api_version: str, workl
     spec: dict[str, Any]
     if version.minor == 36:
         spec = {"podGroupTemplateRef": {"workload": {"workloadName": wl_name, "podGroupTemplateName": t_name}},
-                "schedulingPolicy": copy.deepcopy(template.get("schedulingPolicy"))}
+                "schedulingPolicy": copy_tree(template.get("schedulingPolicy"))}
     else:
         spec = {"workloadRef": {"workloadName": wl_name, "templateName": t_name},
-                "schedulingPolicy": copy.deepcopy(template.get("schedulingPolicy"))}
+                "schedulingPolicy": copy_tree(template.get("schedulingPolicy"))}
         for key in ("schedulingConstraints", "disruptionMode", "priorityClassName", "resourceClaims", "priority"):
             if template.get(key) not in (None, "", []):
-                spec[key] = copy.deepcopy(template[key])
+                spec[key] = copy_tree(template[key])
     if parent and version.minor >= 37:
         spec["parentCompositePodGroupName"] = parent
     # A delegated template yields one PodGroup per Job (KEP-6089), so the Job's name takes the Workload's

@@ -223,8 +223,8 @@ class JobView:
         return [c for c in items(self.status.get("conditions")) if isinstance(c, dict)]
 
     def condition(self, type_: str) -> dict[str, Any] | None:
-        for cond in self.conditions():
-            if cond.get("type") == type_:
+        for cond in items(self.status.get("conditions")):
+            if isinstance(cond, dict) and cond.get("type") == type_:
                 return cond
         return None
 
@@ -235,7 +235,31 @@ class JobView:
     @property
     def finished(self) -> bool:
         """``IsJobFinished``: a True ``Complete`` or ``Failed`` condition."""
-        return self.condition_true(COMPLETE) or self.condition_true(FAILED)
+        _ = self.status  # materialises an absent ``status``, as reading the conditions always has
+        return job_finished(self.job)
+
+
+def job_finished(job: Object) -> bool:
+    """``IsJobFinished`` of a Job dict: the first ``Complete`` or the first ``Failed`` condition is True.
+    One pass over the conditions (the Job controller asks this for every pod event)."""
+    status = job.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if not isinstance(conditions, list):
+        return False
+    seen_complete = seen_failed = False
+    for cond in conditions:
+        if not isinstance(cond, dict):
+            continue
+        type_ = cond.get("type")
+        if type_ == COMPLETE and not seen_complete:
+            if cond.get("status") == "True":
+                return True
+            seen_complete = True
+        elif type_ == FAILED and not seen_failed:
+            if cond.get("status") == "True":
+                return True
+            seen_failed = True
+    return False
 
 
 def new_condition(type_: str, status: str, reason: str, message: str, now: str) -> dict[str, Any]:

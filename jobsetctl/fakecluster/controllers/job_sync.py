@@ -31,7 +31,6 @@ do; jobset.md §4.8).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,15 +43,18 @@ from jobsetctl.fakecluster.controllers.job_failure import (
 )
 from jobsetctl.fakecluster.controllers.job_manage import delete_pods, manage_job
 from jobsetctl.fakecluster.controllers.job_pods import (
+    FAILED as FAILED_PHASE,
+)
+from jobsetctl.fakecluster.controllers.job_pods import (
     SUCCEEDED,
     UNKNOWN_INDEX,
     completion_index,
+    failed_in_phase,
     format_indexes,
     has_tracking_finalizer,
-    is_active,
+    is_deleted,
     is_failed,
     is_ready,
-    is_terminating,
     parse_indexes,
     phase,
     restart_count,
@@ -88,6 +90,7 @@ from jobsetctl.fakecluster.controllers.job_spec import (
     new_condition,
 )
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.controllers.job import JobController
@@ -161,7 +164,7 @@ class JobSync:
             return None
         if view.indexed and view.completions is None:
             return None  # invalid (validation requires completions); upstream would not get here
-        before = copy.deepcopy(view.status)
+        before = copy_tree(view.status)
         now = self.clock.timestamp()
         self.pods = self.controller.pods_of(view)
         if not view.deleting:
@@ -171,21 +174,44 @@ class JobSync:
                 self.event("Warning", "FailedWorkloadCreate", ensured.error)
                 self.requeue(self.state.api_backoff.failed(self.clock.now))
                 return self._requeue
-        tracked = [p for p in self.pods if has_tracking_finalizer(p)]
+        # One pass over the pods, reading each one's phase once (this runs on every pod event).
         # Upstream judges pods by its informer cache as of the start of the sync; our pods are live
-        # objects that this very pass may delete, so remember how each one looked.
-        self._at_start = {id(p): (phase(p), is_failed(p, view)) for p in tracked}
-        self.active_pods = [p for p in self.pods if is_active(p)]
-        self.active = len(self.active_pods)
-        self.ready = sum(1 for p in self.active_pods if is_ready(p))
-        self.terminating = sum(1 for p in self.pods if is_terminating(p))
-        new_succeeded = [p for p in tracked if phase(p) == SUCCEEDED and self._valid_index(p)]
-        new_failed = [p for p in tracked if is_failed(p, view) and self._valid_index(p)]
+        # objects that this very pass may delete, so ``_at_start`` remembers how each tracked one looked.
+        only_failed = view.only_replace_failed_pods
+        tracked: list[Object] = []
+        at_start: dict[int, tuple[str, bool]] = {}
+        active_pods: list[Object] = []
+        new_succeeded: list[Object] = []
+        new_failed: list[Object] = []
+        ready = terminating = 0
+        for pod in self.pods:
+            pod_phase = phase(pod)
+            terminal = pod_phase in (SUCCEEDED, FAILED_PHASE)
+            if is_deleted(pod):
+                if not terminal:
+                    terminating += 1
+            elif not terminal:
+                active_pods.append(pod)
+                if is_ready(pod):
+                    ready += 1
+            if has_tracking_finalizer(pod):
+                tracked.append(pod)
+                failed = failed_in_phase(pod, pod_phase, only_failed)
+                at_start[id(pod)] = (pod_phase, failed)
+                if pod_phase == SUCCEEDED and self._valid_index(pod):
+                    new_succeeded.append(pod)
+                if failed and self._valid_index(pod):
+                    new_failed.append(pod)
+        self._at_start = at_start
+        self.active_pods = active_pods
+        self.active = len(active_pods)
+        self.ready = ready
+        self.terminating = terminating
         status = view.status
         self.succeeded = (integer(status.get("succeeded")) or 0) + len(new_succeeded)
         policy = view.pod_failure_policy
-        self.failed = (integer(status.get("failed")) or 0) + sum(
-            1 for p in new_failed if match_pod_failure_policy(policy, p).count_failed)
+        self.failed = (integer(status.get("failed")) or 0) + (len(new_failed) if policy is None else sum(
+            1 for p in new_failed if match_pod_failure_policy(policy, p).count_failed))
         if not status.get("startTime") and not view.suspended:
             status["startTime"] = now
         self.new_backoff = self.state.backoff.next(new_succeeded, new_failed, self.clock)
@@ -307,12 +333,15 @@ class JobSync:
         release: list[Object] = []
         new_indexes: list[int] = []
         counted_succeeded = counted_failed = 0
+        deleting = view.deleting  # the loop below writes nothing: read the Job once
+        per_index = view.has_backoff_limit_per_index
+        at_start = self._at_start
         for pod in tracked:
             if not has_tracking_finalizer(pod):
                 continue  # released by this pass (deleted for suspension or as surplus): never counted
-            pod_phase, considered_failed = self._at_start[id(pod)]
-            removable = view.deleting or finish is not None or pod_phase == SUCCEEDED or considered_failed
-            if removable and considered_failed and not view.deleting and finish is None and view.has_backoff_limit_per_index:
+            pod_phase, considered_failed = at_start[id(pod)]
+            removable = deleting or finish is not None or pod_phase == SUCCEEDED or considered_failed
+            if removable and considered_failed and not deleting and finish is None and per_index:
                 index = completion_index(pod)
                 removable = self.delayed.get(index) is not pod
             if not removable:

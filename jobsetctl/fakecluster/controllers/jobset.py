@@ -36,7 +36,6 @@ are handled as with ``Recreate``, which is what upstream does for Jobs that fail
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Hashable, Iterable
 from typing import Any, Final, cast
 
@@ -59,6 +58,7 @@ from jobsetctl.fakecluster.controllers.jobset_status import (
 from jobsetctl.fakecluster.manager import Controller
 from jobsetctl.jobset import api
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import split_api_version
 
 #: controller-runtime's default per-item rate limiter (client-go ``DefaultTypedControllerRateLimiter``).
@@ -72,6 +72,7 @@ JobSetKey = tuple[str, str]  # namespace, name
 
 class JobSetController(Controller):
     name = "jobset-controller"
+    watches = CHILD_KINDS | {(api.GROUP, api.KIND)}
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
@@ -126,7 +127,7 @@ class ReconcilePass:
         self.recorder = controller.recorder
         self.js = js
         self.restart_job_gate = controller.gate(api.GATE_RESTART_JOB)
-        self.update = StatusUpdate(copy.deepcopy(api.status(js)), self.clock.timestamp())
+        self.update = StatusUpdate(copy_tree(api.status(js)), self.clock.timestamp())
 
     def run(self) -> float | None:
         if not api.is_managed_by_builtin_controller(self.js):

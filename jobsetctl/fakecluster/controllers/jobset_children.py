@@ -15,7 +15,6 @@ equals a decoded copy of itself and is appended again (quirk, derived from code;
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +33,7 @@ from jobsetctl.fakecluster.controllers.jobset_status import (
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.jobset import api, render
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 
 
 @dataclass(slots=True)
@@ -98,7 +98,7 @@ class ChildWriter:
             spec = api.as_dict(job.get("spec"))
             if api.as_int(spec.get("parallelism")) == parallelism and api.as_int(spec.get("completions")) == completions:
                 continue
-            patched = copy.deepcopy(job)  # the listed Job is the stored one: nothing wrote it yet
+            patched = copy_tree(job)  # the listed Job is the stored one: nothing wrote it yet
             for key, value in (("parallelism", parallelism), ("completions", completions)):
                 if value is None:
                     patched["spec"].pop(key, None)
@@ -173,7 +173,7 @@ class ChildWriter:
         this pass may have replaced the listed one; Go's client refreshes its object the same way)
         so that a rejected update leaves it unchanged."""
         current = self.api.get("batch", "Job", api.namespace(job), api.name(job))
-        changed = copy.deepcopy(current if current is not None else job)
+        changed = copy_tree(current if current is not None else job)
         edit(changed)
         result = self.api.update(changed)
         if not result.ok:
@@ -253,7 +253,7 @@ def _merge_slices(old: Any, new: Any, *, pointer_field: str | None = None) -> li
     for item in [*api.as_list(old), *api.as_list(new)]:
         if not any(_go_equal(item, seen, pointer_field=pointer_field) for seen in merged):
             merged.append(item)
-    return [copy.deepcopy(item) for item in merged]
+    return [copy_tree(item) for item in merged]
 
 
 def merge_pod_template(job: Object, template: dict[str, Any]) -> None:

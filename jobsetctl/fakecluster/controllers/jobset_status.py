@@ -9,12 +9,12 @@ order is therefore by replicated-job name, descending, not spec order.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.jobset import api
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 
 
 class ReconcileError(Exception):
@@ -200,7 +200,7 @@ def replicated_job_statuses(
                     if isinstance(existing, dict) and existing.get("name") == rjob_name:
                         values = api.as_list(existing.get(key))
                         if values:
-                            entry[key] = copy.deepcopy(values)
+                            entry[key] = copy_tree(values)
                         break
         out.append(entry)
     return out

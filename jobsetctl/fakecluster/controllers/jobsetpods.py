@@ -44,6 +44,7 @@ def _is_watched_leader(pod: Object) -> bool:
 
 class JobSetPodController(Controller):
     name = "jobset-pod-controller"
+    watches = frozenset({("", "Pod"), ("", "Node")})
 
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
         group, kind, namespace, name = event.key

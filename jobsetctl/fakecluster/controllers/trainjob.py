@@ -45,7 +45,6 @@ True), ``Failed`` (Failed turned True); reason and message are the condition's.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
@@ -59,6 +58,7 @@ from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import split_api_version
 from jobsetctl.trainer import api
 from jobsetctl.trainer.expand import Expansion, expand
@@ -94,6 +94,7 @@ class _CachedExpansion:
 
 class TrainJobController(Controller):
     name = "trainjob-controller"
+    watches = OWNED_KINDS | {(api.GROUP, api.TRAINJOB)}
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
@@ -148,8 +149,8 @@ class TrainJobController(Controller):
             return None
 
         now = self.clock.timestamp()
-        previous = copy.deepcopy(as_dict(trainjob.get("status")))
-        status = copy.deepcopy(previous)
+        previous = copy_tree(as_dict(trainjob.get("status")))
+        status = copy_tree(previous)
         errors: list[str] = []
         supported = is_supported(view)
         if not supported:

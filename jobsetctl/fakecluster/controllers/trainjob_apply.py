@@ -19,13 +19,13 @@ the lifetime of the fake cluster (upstream keeps it in ``metadata.managedFields`
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Final
 
 from jobsetctl.admission.chain import admit
 from jobsetctl.fakecluster.apiserver import APIServer, WriteResult
 from jobsetctl.kinds.interface import Object, Operation
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.trainer.expand.model import as_dict, as_list, as_str
 
 #: Top-level keys that are not the object's content an apply configuration sets.
@@ -65,7 +65,7 @@ class Applier:
         """Create ``desired`` when ``existing`` is None, else apply it over ``existing``. ``desired`` is
         not modified (the caller may keep it)."""
         if existing is None:
-            result = self.api.create(copy.deepcopy(desired))
+            result = self.api.create(copy_tree(desired))
             if not result.ok:
                 return result.message()
             self._remember(result.obj, desired)
@@ -105,7 +105,7 @@ class Applier:
 
 def merged(existing: Object, desired: Object, managed: Managed | None) -> Object:
     """``existing`` with ``desired`` applied over it (see the module docstring)."""
-    candidate = copy.deepcopy(existing)
+    candidate = copy_tree(existing)
     md = candidate.get("metadata")
     if not isinstance(md, dict):
         md = candidate["metadata"] = {}
@@ -116,7 +116,7 @@ def merged(existing: Object, desired: Object, managed: Managed | None) -> Object
         if managed is not None:
             for key in managed.keys(field) - wanted.keys():
                 values.pop(key, None)
-        values.update(copy.deepcopy(wanted))
+        values.update(copy_tree(wanted))
         if values:
             md[field] = values
         else:
@@ -127,9 +127,9 @@ def merged(existing: Object, desired: Object, managed: Managed | None) -> Object
             continue
         same = [index for index, current in enumerate(refs) if current.get("uid") == ref.get("uid")]
         if same:
-            refs[same[0]] = copy.deepcopy(ref)
+            refs[same[0]] = copy_tree(ref)
         else:
-            refs.append(copy.deepcopy(ref))
+            refs.append(copy_tree(ref))
     if refs:
         md["ownerReferences"] = refs
     if managed is not None:
@@ -137,7 +137,7 @@ def merged(existing: Object, desired: Object, managed: Managed | None) -> Object
             candidate.pop(key, None)
     for key, value in desired.items():
         if key not in _IDENTITY:
-            candidate[key] = copy.deepcopy(value)
+            candidate[key] = copy_tree(value)
     return candidate
 
 

@@ -17,13 +17,13 @@ same way; reason, message and ``observedGeneration`` are updated in place.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Final
 
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.kinds.interface import Object
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.trainer import api
 from jobsetctl.trainer.expand.model import as_dict, as_int, as_list, as_str
 
@@ -144,7 +144,7 @@ def copy_jobset_status(status: dict[str, Any], jobset: Object | None, name: str,
     deadline = find_condition(status, api.CONDITION_FAILED)
     if deadline is not None and deadline.get("reason") != api.REASON_DEADLINE_EXCEEDED:
         deadline = None
-    deadline = copy.deepcopy(deadline)
+    deadline = copy_tree(deadline)
     if jobset is None:
         return None if is_finished(status) else jobset_not_found(name)
     js_status = as_dict(jobset.get("status"))
@@ -154,7 +154,7 @@ def copy_jobset_status(status: dict[str, Any], jobset: Object | None, name: str,
     ):
         found = find_condition(js_status, js_type)
         if found is not None and found.get("status") == TRUE:
-            copied = copy.deepcopy(found)
+            copied = copy_tree(found)
             copied["type"] = tj_type
             set_condition(status, copied, now)
     entries = [

@@ -20,11 +20,11 @@ inspection. The runtime snapshot ConfigMap is :func:`runtime_snapshot`.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.trainer import api
 from jobsetctl.trainer.expand import flux, jax, jobset_build, mpi, plainml, podgroups, status, torch, xgboost
 from jobsetctl.trainer.expand.info import RuntimeInfo, build_info
@@ -60,9 +60,9 @@ class Expansion:
 
 def prepare(trainjob: Object, runtime: Object, default_namespace: str = "default") -> tuple[TrainJobView, Object]:
     """Defaulted private copies of a TrainJob and its runtime (trainer.md §3.3)."""
-    trainjob_copy = copy.deepcopy(trainjob)
+    trainjob_copy = copy_tree(trainjob)
     default_trainjob(trainjob_copy)
-    runtime_copy = copy.deepcopy(runtime)
+    runtime_copy = copy_tree(runtime)
     default_runtime(runtime_copy)
     return TrainJobView(trainjob_copy, default_namespace), runtime_copy
 

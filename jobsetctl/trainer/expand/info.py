@@ -12,10 +12,10 @@ name, volumeMounts by mountPath, volumes by name), which gives the same result.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.trainer import api
 from jobsetctl.trainer.expand.model import (
     Object,
@@ -139,7 +139,7 @@ def build_info(trainjob: TrainJobView, runtime: Object) -> RuntimeInfo:
         labels.update(string_map(patch_meta.get("labels")))
         annotations.update(string_map(patch_meta.get("annotations")))
 
-    spec = copy.deepcopy(as_dict(template.get("spec")))
+    spec = copy_tree(as_dict(template.get("spec")))
     runtime_order = [job.get("name") for job in dicts(spec.get("replicatedJobs"))]
     for patch in trainjob.runtime_patches:
         patch_spec = as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template")).get("spec")

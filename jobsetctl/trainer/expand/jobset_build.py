@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.jobset.names import pod_dns_name
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.trainer import api
 from jobsetctl.trainer.expand.model import (
     as_dict,
@@ -43,7 +43,7 @@ def pre_build_sync(state: State) -> None:
 
 
 def build(state: State) -> dict[str, Any]:
-    spec = copy.deepcopy(state.info.spec)
+    spec = copy_tree(state.info.spec)
     jobs = [job for job in spec.get("replicatedJobs") or [] if isinstance(job, dict)]
     _initializers(state, jobs)
     _trainer(state, jobs)

@@ -21,8 +21,9 @@ typed decoding), so they never delete or clear anything.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from jobsetctl.kube.jsontree import copy_tree
 
 _POD = ("replicatedJobs", "template", "spec", "template", "spec")
 
@@ -49,7 +50,7 @@ def merge_jobset_spec(original: dict[str, Any], patch: dict[str, Any]) -> dict[s
     """``original`` with ``patch`` strategically merged in; neither argument is modified."""
     cleaned = clean_patch(patch)
     if not isinstance(cleaned, dict):
-        return copy.deepcopy(original)
+        return copy_tree(original)
     return _merge_map(original, cleaned, ())
 
 
@@ -86,7 +87,7 @@ def clean_patch(value: Any, key: str = "") -> Any:
 
 
 def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
-    merged = copy.deepcopy(original)
+    merged = copy_tree(original)
     for key, patch_value in patch.items():
         sub_path = (*path, key)
         current = merged.get(key)
@@ -96,7 +97,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: tuple[str,
         elif isinstance(patch_value, dict) and isinstance(current, dict):
             merged[key] = _merge_map(current, patch_value, sub_path)
         else:
-            merged[key] = copy.deepcopy(patch_value)
+            merged[key] = copy_tree(patch_value)
     return merged
 
 
@@ -105,7 +106,7 @@ def _key_of(item: Any, merge_key: str) -> Any:
 
 
 def _merge_list(original: list[Any], patch: list[Any], merge_key: str, path: tuple[str, ...]) -> list[Any]:
-    merged = copy.deepcopy(original)
+    merged = copy_tree(original)
     for item in patch:
         key = _key_of(item, merge_key)
         index = next(
@@ -115,7 +116,7 @@ def _merge_list(original: list[Any], patch: list[Any], merge_key: str, path: tup
             merged[index] = _merge_map(merged[index], item, path)
         else:
             # Go refuses a patch item without its merge key; a typed patch always has it (required).
-            merged.append(copy.deepcopy(item))
+            merged.append(copy_tree(item))
     patch_keys = [_key_of(item, merge_key) for item in patch]
     original_keys = [_key_of(item, merge_key) for item in original]
     from_patch = [item for item in merged if _key_of(item, merge_key) in patch_keys]

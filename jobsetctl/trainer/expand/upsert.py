@@ -6,10 +6,10 @@ Upsert = replace the first matching item in place, else append: env by ``name``,
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.trainer import api
 from jobsetctl.trainer.expand.model import as_dict, as_str, child_list
 
@@ -17,9 +17,9 @@ from jobsetctl.trainer.expand.model import as_dict, as_str, child_list
 def _upsert(items: list[Any], new: dict[str, Any], same: Callable[[Any, dict[str, Any]], bool]) -> None:
     for index, existing in enumerate(items):
         if isinstance(existing, dict) and same(existing, new):
-            items[index] = copy.deepcopy(new)
+            items[index] = copy_tree(new)
             return
-    items.append(copy.deepcopy(new))
+    items.append(copy_tree(new))
 
 
 def upsert_env(container: dict[str, Any], envs: Iterable[dict[str, Any]]) -> None:

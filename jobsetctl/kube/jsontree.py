@@ -1,0 +1,67 @@
+"""Fast deep copies of JSON-shaped trees: the manifests, templates and statuses the fake cluster moves around.
+
+:func:`copy.deepcopy` is general: it dispatches on every value's type through a table, keeps a memo of
+every object it has copied (so that shared and cyclic references come out shared and cyclic) and a
+keep-alive list. Manifests need none of that: they are trees of ``dict``, ``list`` and immutable scalars,
+as decoded from YAML or JSON, so a plain recursive copy gives an equal result several times faster.
+
+What :func:`copy_tree` guarantees, for any value:
+
+* the copy is equal to ``copy.deepcopy(value)`` and has the same types at every position;
+* the copy shares no mutable container with the original (scalars are shared: they are immutable, and
+  ``deepcopy`` shares them too);
+* values other than plain ``dict``, ``list`` and the immutable scalars (a ``dict`` subclass, a tuple,
+  a datetime...) are handed to :func:`copy.deepcopy`, so they are copied exactly as before.
+
+The one difference from ``deepcopy``: a container that appears twice *inside* the tree is copied twice,
+not once, so the two places no longer share it. That is what the API server does to every object
+anyway (it decodes each request from JSON, where nothing is shared), our YAML loader never shares
+containers (an alias is built afresh at each use), and a cycle cannot occur in a manifest.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Types whose values are immutable and which ``copy.deepcopy`` returns as they are.
+_ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes, complex})
+
+
+def copy_tree(value: T) -> T:
+    """A deep copy of a JSON-shaped tree (see the module docstring for what it guarantees)."""
+    return _copy(value)
+
+
+def _copy(value: Any) -> Any:
+    # Written out as loops with the container test first: manifests are mostly small dicts of strings,
+    # and skipping a call per scalar is what makes this several times faster than ``deepcopy``.
+    cls = type(value)
+    if cls is dict:
+        copied: dict[Any, Any] = {}
+        for key, item in value.items():
+            item_cls = type(item)
+            if item_cls is dict or item_cls is list:
+                copied[key] = _copy(item)
+            elif item_cls in _ATOMIC:
+                copied[key] = item
+            else:
+                copied[key] = copy.deepcopy(item)
+        return copied
+    if cls is list:
+        items: list[Any] = []
+        append = items.append
+        for item in value:
+            item_cls = type(item)
+            if item_cls is dict or item_cls is list:
+                append(_copy(item))
+            elif item_cls in _ATOMIC:
+                append(item)
+            else:
+                append(copy.deepcopy(item))
+        return items
+    if cls in _ATOMIC:
+        return value
+    return copy.deepcopy(value)
