@@ -204,7 +204,20 @@ def _celpy_environment() -> Any:
 
 @functools.lru_cache(maxsize=4096)
 def parse(text: str) -> Node:
-    """The AST of a CEL expression; raises :class:`CelSyntaxError`. Cached per text."""
+    """The AST of a CEL expression; raises :class:`CelSyntaxError`. Cached per text.
+
+    The rules of the schemas we ship come parsed already (:mod:`.cel_builtin`), which spares most runs
+    the construction of celpy's parser."""
+    from jobsetctl.admission.cel_builtin import ASTS
+
+    builtin = ASTS.get(text)
+    if builtin is not None:
+        return builtin
+    return parse_with_celpy(text)
+
+
+def parse_with_celpy(text: str) -> Node:
+    """:func:`parse` without the table of shipped rules (which this function generates)."""
     if len(text) > MAX_CODE_POINTS:
         raise CelSyntaxError(
             f"expression code point size exceeds limit: size: {len(text)}, limit {MAX_CODE_POINTS}"
