@@ -67,6 +67,8 @@ class Checked:
 
     record: ObjectRecord
     result: AdmissionResult
+    #: The lints that need no other object have run on it already (phase A, see ``run_local_lints``).
+    linted_locally: bool = False
 
 
 @dataclass(slots=True)
@@ -141,15 +143,24 @@ def check_file(
     source: Source, ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], ignore: frozenset[str]
 ) -> FileResult:
     """Phase A for one file: load, split into objects, admit each without a cluster view."""
+    from jobsetctl.lint import run_local_lints
+
     loaded = load_file(source)
     diagnostics = list(loaded.diagnostics)
     checked: list[Checked] = []
     for record in loaded.records:
         result = _admit_record(record, ctx, old_objects)
-        for finding in result.findings:
+        findings: Iterable[Finding] = result.findings
+        linted = False
+        if result.obj is not None and result.typed:
+            # Here rather than in phase B: in parallel, and with the object's node tree at hand for
+            # positions (phase B would parse the file again to place a warning).
+            findings = [*findings, *run_local_lints(record, result.obj, ctx)]
+            linted = True
+        for finding in findings:
             if not _ignored(record.obj, finding, ignore):
                 diagnostics.append(record.diagnostic(finding))
-        checked.append(Checked(record, result))
+        checked.append(Checked(record, result, linted))
     return FileResult(diagnostics, checked)
 
 
@@ -203,7 +214,7 @@ _WORKER_STATE: tuple[AdmissionContext, dict[ObjectKey, dict[str, Any]], frozense
 
 # What a worker sends back per object: file, document index, prefix, the object as written, the object as
 # admission left it (or None) and whether it was well-typed. Node trees and handlers stay behind.
-_Detached = tuple[str, int, tuple[str | int, ...], dict[str, Any], dict[str, Any] | None, bool]
+_Detached = tuple[str, int, tuple[str | int, ...], dict[str, Any], dict[str, Any] | None, bool, bool]
 
 
 def _worker_check(source: Source) -> tuple[list[Diagnostic], list[_Detached]]:
@@ -211,7 +222,8 @@ def _worker_check(source: Source) -> tuple[list[Diagnostic], list[_Detached]]:
     ctx, old_objects, ignore = _WORKER_STATE
     result = check_file(source, ctx, old_objects, ignore)
     detached = [
-        (c.record.file, c.record.document.index, c.record.prefix, c.record.obj, c.result.obj, c.result.typed)
+        (c.record.file, c.record.document.index, c.record.prefix, c.record.obj, c.result.obj, c.result.typed,
+         c.linted_locally)
         for c in result.checked
     ]
     return result.diagnostics, detached
@@ -221,10 +233,10 @@ def _reattach(diagnostics: list[Diagnostic], detached: list[_Detached], ctx: Adm
     from jobsetctl.admission.chain import resolve_handler
 
     checked: list[Checked] = []
-    for file, index, prefix, raw, admitted, typed in detached:
+    for file, index, prefix, raw, admitted, typed, linted in detached:
         record = ObjectRecord(Document(file, index, None, None), prefix, raw)
         handler = resolve_handler(admitted, ctx)[0] if admitted is not None else None
-        checked.append(Checked(record, AdmissionResult(admitted, [], handler, typed)))
+        checked.append(Checked(record, AdmissionResult(admitted, [], handler, typed), linted))
     return FileResult(diagnostics, checked)
 
 
@@ -326,7 +338,9 @@ def _cross_object(checked: list[Checked], ctx: AdmissionContext) -> Iterable[tup
 
     admitted = [(c.record, c.result.obj) for c in checked if c.result.obj is not None and c.result.typed]
     yield from check_references(admitted, ctx)
-    yield from run_lints(admitted, ctx)
+    yield from run_lints([
+        (c.record, c.result.obj, c.linted_locally) for c in checked if c.result.obj is not None and c.result.typed
+    ], ctx)
 
 
 def _ignored(obj: dict[str, Any], finding: Finding, ignore: frozenset[str]) -> bool:

@@ -6,7 +6,10 @@ One module per rule (yamllint's layout, anchors.md §5.2, §5.5): each defines
   and a passing and a failing manifest, the module's ``PASSING`` and ``FAILING``);
 * ``KINDS``: the (group, kind) pairs it looks at;
 * ``check(record, obj, ctx)``: a generator of findings on one admitted object. Other objects are looked
-  up through ``ctx.cluster`` (every input, ``--runtimes`` files, the built-in Trainer runtimes).
+  up through ``ctx.cluster`` (every input, ``--runtimes`` files, the built-in Trainer runtimes);
+* ``LOCAL_KINDS`` (optional): the kinds for which ``check`` looks at nothing but the object itself.
+  Those run in phase A, in the worker that admitted the object (:func:`run_local_lints`), where the
+  object's positions are at hand; the rest wait for the view of every input in phase B.
 
 :data:`LINTS` is the explicit registry, id → module: a new lint is a new module plus one line here
 (and a ``samples/invalid/<id>.yaml``, which ``tests/test_samples.py`` demands). Lints run last, in
@@ -49,7 +52,7 @@ from jobsetctl.lint import (
     trainjob_torchtune_dropped_override,
     trainjob_trainer_not_applied,
 )
-from jobsetctl.lint.support import clear_caches, group_kind
+from jobsetctl.lint.support import GroupKind, clear_caches, group_kind
 from jobsetctl.loader.objects import ObjectRecord
 
 #: Rule id → lint module, in the order lints run (and report, before sorting by position).
@@ -89,16 +92,29 @@ def get(rule_id: str) -> ModuleType:
     return LINTS[rule_id]
 
 
+def _is_local(module: ModuleType, kind: GroupKind) -> bool:
+    return kind in getattr(module, "LOCAL_KINDS", ())
+
+
+def run_local_lints(record: ObjectRecord, obj: dict[str, Any], ctx: AdmissionContext) -> Iterator[Finding]:
+    """The lints that need no other object, on one admitted object (phase A)."""
+    kind = group_kind(obj)
+    for module in LINTS.values():
+        if kind in module.KINDS and _is_local(module, kind):
+            yield from module.check(record, obj, ctx)
+
+
 def run_lints(
-    admitted: list[tuple[ObjectRecord, dict[str, Any]]], ctx: AdmissionContext
+    admitted: list[tuple[ObjectRecord, dict[str, Any], bool]], ctx: AdmissionContext
 ) -> Iterator[tuple[ObjectRecord, Finding]]:
-    """Every lint over every admitted object (``dict`` as admission left it, defaults applied)."""
+    """Every lint over every admitted object (``dict`` as admission left it, defaults applied); for an
+    object whose flag says :func:`run_local_lints` has seen it, only the lints that look across objects."""
     clear_caches()
     try:
-        for record, obj in admitted:
+        for record, obj, linted_locally in admitted:
             kind = group_kind(obj)
             for module in LINTS.values():
-                if kind in module.KINDS:
+                if kind in module.KINDS and not (linted_locally and _is_local(module, kind)):
                     for finding in module.check(record, obj, ctx):
                         yield record, finding
     finally:

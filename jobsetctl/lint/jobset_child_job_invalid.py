@@ -72,6 +72,7 @@ RULE = define(
     ),
 )
 KINDS = frozenset({JOBSET, TRAINJOB})
+LOCAL_KINDS = frozenset({JOBSET})  # a TrainJob needs its runtime, looked up among the inputs
 
 
 def child_job_problems(jobset: Any, ctx: AdmissionContext) -> Iterator[tuple[str, str, Path, str]]:

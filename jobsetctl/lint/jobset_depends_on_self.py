@@ -82,6 +82,7 @@ RULE = define(
     ),
 )
 KINDS = frozenset({JOBSET, TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME})
+LOCAL_KINDS = KINDS  # looks at nothing but the object itself
 
 
 def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:

@@ -73,6 +73,7 @@ RULE = define(
     ),
 )
 KINDS = frozenset({JOBSET, TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME})
+LOCAL_KINDS = KINDS  # looks at nothing but the object itself
 
 
 def _go_only_escape_error(pattern: str) -> str | None:

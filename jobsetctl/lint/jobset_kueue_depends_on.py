@@ -88,6 +88,7 @@ RULE = define(
     ),
 )
 KINDS = frozenset({JOBSET, TRAINJOB})
+LOCAL_KINDS = frozenset({JOBSET})  # a TrainJob needs its runtime, looked up among the inputs
 
 _LABEL_AT: Path = ("metadata", "labels", KUEUE_QUEUE_LABEL)
 

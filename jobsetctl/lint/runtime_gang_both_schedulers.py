@@ -76,6 +76,7 @@ RULE = define(
     ),
 )
 KINDS = frozenset({TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME})
+LOCAL_KINDS = KINDS  # looks at nothing but the object itself
 
 
 def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:

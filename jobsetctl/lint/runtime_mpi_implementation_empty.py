@@ -88,6 +88,7 @@ RULE = define(
     ),
 )
 KINDS = frozenset({TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME})
+LOCAL_KINDS = KINDS  # looks at nothing but the object itself
 
 
 def _has_launcher(runtime: Object) -> bool:
