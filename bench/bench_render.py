@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from jobsetctl.gang import GangOptions
+from jobsetctl.gctune import tune_for_batch
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.render.capture import printable
@@ -73,6 +74,7 @@ def best(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 
 def main(argv: list[str]) -> int:
+    tune_for_batch()  # as the jobsetctl command does at start-up (jobsetctl/cli/__init__.py)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--replicas", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=8)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from jobsetctl.gctune import tune_for_batch
 from jobsetctl.simulate.inputs import load_inputs
 from jobsetctl.simulate.report import render_json
 from jobsetctl.simulate.runner import SimulateOptions, plan, run_plan
@@ -114,6 +115,7 @@ def measure(nodes: int, pods: int, directory: str) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> int:
+    tune_for_batch()  # as the jobsetctl command does at start-up (jobsetctl/cli/__init__.py)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="250:2500,500:5000,1000:10000", help="nodes:pods,...")
     parser.add_argument("--repeat", type=int, default=1)

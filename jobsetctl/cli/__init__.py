@@ -13,5 +13,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"jobsetctl {__version__}")
         raise SystemExit(0)
     from jobsetctl.cli.app import run
+    from jobsetctl.gctune import tune_for_batch
 
+    tune_for_batch()  # the process is ours: set here, not in run(), which tests and libraries call
     raise SystemExit(run(args))
