@@ -7,6 +7,8 @@
    are terminating still hold their resources) plus the ``pods`` slot: the sum never exceeds
    allocatable (falling back to capacity; a node without a ``pods`` entry gets the kubelet's 110, as the
    scheduler assumes). Requests are Kubernetes PodRequests (:func:`jobsetctl.kube.podspec.pod_requests`).
+   Pods bound to a node name keep counting while no Node of that name exists, and count again when one
+   (re)appears (a deleted node created anew must not look empty while its pods still run).
 2. **Gangs all-or-nothing at bind time.** For a gang (in-tree ``gang`` PodGroup or 1.35 Workload
    podGroup, coscheduling ``minMember``, Volcano ``minMember``): when the gang goes from no bound member
    to some, the members bound during that virtual instant plus those already bound reach ``minCount``
@@ -20,8 +22,23 @@
    its PodGroup's priority, so both per-pod and workload-aware preemption are covered).
 4. **Taints respected.** A pod the scheduler binds (``spec.nodeName`` set on an existing pod) tolerates
    every ``NoSchedule``/``NoExecute`` taint of that node at that moment.
+5. **No ``dependsOn`` stage before its dependency is met.** When a child Job of a JobSet's replicated job
+   that has ``dependsOn`` is created, every dependency has reached its status among the Jobs of the same
+   JobSet and restart attempt (jobset.md §4.4): ``Complete`` — replicas Jobs ``Complete``; ``Ready`` —
+   ready + succeeded + failed Jobs == replicas, a Job being ready when unfinished with ready plus
+   succeeded pods ≥ min(parallelism, completions) (§1.7). Counted from the Jobs' watch events.
+6. **Every pod ends in a state its Job accounts for.** The Job controller counts a pod when it removes the
+   ``batch.kubernetes.io/job-tracking`` finalizer, so: no pod leaves the store holding it; when a Job
+   becomes finished and at the end of the run (:meth:`InvariantChecker.finish`), ``succeeded`` (Indexed:
+   ``completedIndexes``) is exactly the pods seen Succeeded while tracked, ``failed`` lies between the
+   released pods seen Failed while tracked and all released pods that did not succeed,
+   ``uncountedTerminatedPods`` is empty, a finished Job has no tracked or active pod left, and an
+   unfinished one's ``active``/``terminating``/``ready`` match its pods (details, and why some of these
+   are bounds rather than equalities, in :mod:`jobsetctl.fakecluster.invariants_jobs`).
 
-``checks`` counts the individual checks executed (the hardening issue reports it).
+The simulate runner calls :meth:`InvariantChecker.finish` when a run ends (it closes the last instant and
+runs the end-of-run part of rule 6). ``checks`` counts the individual checks executed (the hardening issue
+reports it).
 """
 
 from __future__ import annotations
@@ -32,6 +49,7 @@ from typing import Any
 
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType
 from jobsetctl.fakecluster.events import Recorder
+from jobsetctl.fakecluster.invariants_jobs import InvariantViolation, WorkloadBooks
 from jobsetctl.fakecluster.scheduler.groups import (
     COSCHED,
     POD_GROUP,
@@ -57,13 +75,11 @@ DEFAULT_MAX_PODS = 110
 _PREEMPTOR = re.compile(r"^Preempted by (?:(?P<group>PodGroup) )?(?:pod )?(?P<ns>[^/\s]+)/(?P<name>\S+)")
 
 
-class InvariantViolation(AssertionError):
-    """A simulated cluster broke one of the rules of :mod:`jobsetctl.fakecluster.invariants`."""
-
-
 @dataclass(slots=True)
 class _Node:
-    allocatable: dict[str, int]
+    #: None while no Node of that name exists (deleted, or not created yet): pods bound to the name keep
+    #: their share, which counts again if a Node of that name (re)appears.
+    allocatable: dict[str, int] | None
     taints: tuple[Any, ...]
     used: dict[str, int] = field(default_factory=dict)
     pods: set[str] = field(default_factory=set)
@@ -80,7 +96,7 @@ class InvariantChecker:
     def __init__(self, api: APIServer, recorder: Recorder | None = None) -> None:
         self.api = api
         self.recorder = recorder
-        self.checks = 0
+        self._checks = 0
         self._nodes: dict[str, _Node] = {}
         self._bound: dict[str, _Bound] = {}
         self._group_bound: dict[GroupKey, set[str]] = {}
@@ -88,7 +104,12 @@ class InvariantChecker:
         #: groups with no bound member when the current instant began, and their binds in it.
         self._opening: dict[GroupKey, set[str]] = {}
         self._seen_events = 0
+        self._workloads = WorkloadBooks(lambda: api.clock.now)
         api.subscribe(self._on_event)
+
+    @property
+    def checks(self) -> int:
+        return self._checks + self._workloads.checks
 
     # ---- stream ------------------------------------------------------------------------------------
     def _on_event(self, event: WatchEvent) -> None:
@@ -100,12 +121,15 @@ class InvariantChecker:
             self._on_node(event)
         elif event.key[0] == "" and kind == "Pod":
             self._on_pod(event)
+        self._workloads.on_event(event)
         self._check_preemptions()
 
     def _on_node(self, event: WatchEvent) -> None:
         name = event.key[3]
         if event.type == WatchType.DELETED:
-            self._nodes.pop(name, None)
+            gone = self._nodes.get(name)
+            if gone is not None:
+                gone.allocatable, gone.taints = None, ()
             return
         status = mapping(event.obj.get("status"))
         allocatable = resource_list(status.get("allocatable") or status.get("capacity"))
@@ -135,14 +159,13 @@ class InvariantChecker:
         group = group_key_of(obj, self.api.version, self.api.gates)
         bound = _Bound(str(node_name), requests, group)
         self._bound[uid] = bound
-        node = self._nodes.get(bound.node)
-        if node is not None:
-            for resource, amount in requests.items():
-                node.used[resource] = node.used.get(resource, 0) + amount
-            node.pods.add(uid)
-            if event.type == WatchType.MODIFIED:
-                self._check_taints(obj, node, bound.node)
-            self._check_node(bound.node)
+        node = self._nodes.setdefault(bound.node, _Node(None, ()))
+        for resource, amount in requests.items():
+            node.used[resource] = node.used.get(resource, 0) + amount
+        node.pods.add(uid)
+        if event.type == WatchType.MODIFIED:
+            self._check_taints(obj, node, bound.node)
+        self._check_node(bound.node)
         if group is not None:
             members = self._group_bound.setdefault(group, set())
             if not members and group not in self._opening:
@@ -164,16 +187,18 @@ class InvariantChecker:
     # ---- rules -------------------------------------------------------------------------------------
     def _check_node(self, name: str) -> None:
         node = self._nodes[name]
-        self.checks += 1
+        self._checks += 1
+        if node.allocatable is None:
+            return  # no such node (now): nothing to over-commit
         for resource, used in node.used.items():
-            self.checks += 1
+            self._checks += 1
             if used > node.allocatable.get(resource, 0) and used > 0:
                 raise InvariantViolation(
                     f"t={self.api.clock.now:g}s node {name} over-committed on {resource}: requested {used} > "
                     f"allocatable {node.allocatable.get(resource, 0)} (pods: {sorted(node.pods)})")
 
     def _check_taints(self, pod: dict[str, Any], node: _Node, node_name: str) -> None:
-        self.checks += 1
+        self._checks += 1
         taint = tolerates_all(parse_tolerations(mapping(pod.get("spec"))), node.taints)
         if taint is not None:
             md = mapping(pod.get("metadata"))
@@ -202,7 +227,7 @@ class InvariantChecker:
         for group, binds in self._opening.items():
             if not binds:
                 continue
-            self.checks += 1
+            self._checks += 1
             need = self._min_count(group)
             present = len(binds | self._group_bound.get(group, set()))
             if need is not None and present < need:
@@ -228,7 +253,7 @@ class InvariantChecker:
                 continue
             preemptor = self._priority_of(match.group("ns"), match.group("name"), bool(match.group("group")))
             victim_priority = self._victim_priority(victim)
-            self.checks += 1
+            self._checks += 1
             if preemptor is not None and victim_priority is not None and not preemptor > victim_priority:
                 raise InvariantViolation(
                     f"t={event.time:g}s {event.namespace}/{event.name} (priority {victim_priority}) preempted by "
@@ -257,8 +282,9 @@ class InvariantChecker:
         return own
 
     def finish(self) -> int:
-        """Close the last instant; returns the number of checks executed."""
+        """Close the last instant and check the end-of-run rules; returns the number of checks executed."""
         self._close_instant()
+        self._workloads.finish()
         return self.checks
 
 

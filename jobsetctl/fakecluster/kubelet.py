@@ -31,7 +31,9 @@ phase before it lets a Job pod go) and the pod is removed once no finalizer hold
 simulation event is recorded for such a kill: the pod was stopped on request.
 
 Node failure and what follows (taint eviction, PodGC) is :mod:`.nodelifecycle`; the simulate engine
-calls :meth:`Kubelet.fail_node` and :meth:`Kubelet.fail_pod`.
+calls :meth:`Kubelet.fail_node` and :meth:`Kubelet.fail_pod`. A deleted Node stops its pods, which
+PodGC collects (:mod:`.nodelifecycle`); a pod bound to a node that does not exist starts when a Node of
+that name is created.
 """
 
 from __future__ import annotations
@@ -162,7 +164,8 @@ class PodRun:
 
 class Kubelet(Controller):
     name = "kubelet"
-    watches = frozenset({("", "Pod")})
+    #: Nodes too: a deleted node stops its pods and PodGC collects them (:mod:`.nodelifecycle`).
+    watches = frozenset({("", "Pod"), ("", "Node")})
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
@@ -195,7 +198,11 @@ class Kubelet(Controller):
 
     # -- watch -----------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
-        group, kind, _, _ = event.key
+        group, kind, _, name = event.key
+        if group == "" and kind == "Node":
+            if event.type in (WatchType.ADDED, WatchType.DELETED):
+                yield ("node", name)
+            return
         if group != "" or kind != "Pod":
             return
         uid = str(_mapping(event.obj.get("metadata")).get("uid", ""))
@@ -207,6 +214,9 @@ class Kubelet(Controller):
 
     # -- reconcile -------------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:
+        if isinstance(key, tuple) and key[0] == "node":
+            self._node_changed(str(key[1]))
+            return None
         uid = str(key[1]) if isinstance(key, tuple) else ""
         pod = self.api.get_by_uid(uid)
         if pod is None:
@@ -218,12 +228,19 @@ class Kubelet(Controller):
             self.lifecycle.watch_pod(pod)
             return None
         run = self._runs.get(uid)
+        if run is not None and self.lifecycle.is_deleted(node):
+            return None  # the machine is gone: nothing progresses; PodGC collects the pod
         if run is None:
-            if _phase(pod) in ("Succeeded", "Failed") or self.api.get("", "Node", "", node) is None:
-                return None  # a pod bound to a node that does not exist never starts
+            if _phase(pod) in ("Succeeded", "Failed"):
+                return None
             if _mapping(pod.get("metadata")).get("deletionTimestamp"):
+                # Not started (also: bound to a node that does not exist, where it never starts and
+                # which PodGC would collect): nothing to stop, so it goes now. Checked before the node,
+                # or such a pod stays Terminating forever.
                 self._discard_unstarted(pod)
                 return None
+            if self.api.get("", "Node", "", node) is None:
+                return None  # a pod bound to a node that does not exist never starts
             run = self._start(pod, node)
         now = self.clock.now
         meta = _mapping(pod.get("metadata"))
@@ -250,6 +267,17 @@ class Kubelet(Controller):
             self._restart(pod, run)
         due = run.next_due()
         return None if due is None else max(due - now, 0.0)
+
+    def _node_changed(self, name: str) -> None:
+        """A Node came or went. Gone: see :meth:`.NodeLifecycle.node_deleted`. Created (or back within
+        PodGC's quarantine): the pods already bound to its name start, or run on."""
+        if self.api.get("", "Node", "", name) is None:
+            self.lifecycle.node_deleted(name)
+            return
+        self.lifecycle.node_created(name)
+        for pod in list(self.api.iter_kind("", "Pod")):
+            if _mapping(pod.get("spec")).get("nodeName") == name:
+                self.manager.enqueue(self, ("pod", str(_mapping(pod.get("metadata")).get("uid", ""))))
 
     # -- transitions -----------------------------------------------------------------------------------
     def _start(self, pod: Object, node: str) -> PodRun:

@@ -20,6 +20,15 @@ a toleration without seconds keeps it forever. Eviction adds the pod condition
 write-ups and KEP-3329), records ``TaintManagerEviction`` ``Marking for deletion Pod <ns>/<name>``
 and deletes the pod gracefully. Terminal pods are left alone.
 
+A deleted Node (a Scenario's ``delete: {kind: Node}``: the machine is gone) is what PodGC's
+``gcOrphaned`` handles: its pods stop making progress at once (nobody runs them), and once the node has
+been missing for :data:`ORPHAN_QUARANTINE_SECONDS` every pod still bound to it is marked ``Failed`` with
+``DisruptionTarget=True`` reason ``DeletionByPodGC`` message ``PodGC: node no longer exists``
+(``markFailedAndDeletePodWithCondition``; the Pod ``Failed`` simulation event carries them) and force
+deleted. A node of that name created again within the quarantine keeps its pods. (Checked upstream:
+kubernetes ``pkg/controller/podgc/gc_controller.go``, ``quarantineTime = 40 * time.Second``, and the
+condition's reason and message in ``gcOrphaned``; the spec files do not cover PodGC.)
+
 PodGC, as we emulate it: nobody can run the kubelet's part on a dead node, so upstream such a pod
 stays Terminating until the node is marked out-of-service (``gcTerminating``) or deleted
 (``gcOrphaned``). We take the cloud outcome and collect it when its grace period ends: phase
@@ -48,6 +57,11 @@ DISRUPTION_TARGET = "DisruptionTarget"
 DELETION_BY_TAINT_MANAGER = "DeletionByTaintManager"
 TAINT_MANAGER_MESSAGE = "Taint manager: deleting due to NoExecute taint"
 DEFAULT_GRACE_SECONDS = 30
+#: PodGC ``gcOrphaned``: a node missing this long (``quarantineTime``) has its pods collected. PodGC
+#: looks every 20 s (``gcCheckPeriod``); we collect at the end of the quarantine.
+ORPHAN_QUARANTINE_SECONDS = 40.0
+DELETION_BY_POD_GC = "DeletionByPodGC"
+POD_GC_MESSAGE = "PodGC: node no longer exists"
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -123,11 +137,49 @@ class NodeLifecycle:
         self.recorder = recorder
         #: Failed node → when its NoExecute taint was added.
         self.failed: dict[str, float] = {}
+        #: Deleted node → when it went (PodGC's quarantine runs from then).
+        self.deleted: dict[str, float] = {}
         self._watched: set[str] = set()
         self._collecting: set[str] = set()
 
     def is_failed(self, node: str) -> bool:
         return node in self.failed
+
+    def is_deleted(self, node: str) -> bool:
+        return node in self.deleted
+
+    def node_deleted(self, name: str) -> None:
+        """The Node object is gone: its pods stop; PodGC collects them after the quarantine."""
+        if name in self.deleted:
+            return
+        self.deleted[name] = self.clock.now
+        self.clock.call_at(self.clock.now + ORPHAN_QUARANTINE_SECONDS, self._gc_orphaned, name, self.clock.now)
+
+    def node_created(self, name: str) -> None:
+        self.deleted.pop(name, None)
+
+    def _gc_orphaned(self, name: str, since: float) -> None:
+        if self.deleted.get(name) != since:
+            return  # the node came back within the quarantine (perhaps to go again: a later timer)
+        for pod in list(self.api.iter_kind("", "Pod")):
+            if _mapping(pod.get("spec")).get("nodeName") == name:
+                self._collect_orphan(pod)
+
+    def _collect_orphan(self, pod: Object) -> None:
+        status = pod.setdefault("status", {})
+        if status.get("phase") not in ("Succeeded", "Failed"):
+            status["phase"] = "Failed"
+            set_pod_condition(pod, DISRUPTION_TARGET, "True", self.clock.timestamp(), DELETION_BY_POD_GC, POD_GC_MESSAGE)
+            self.api.update_status(pod)
+            self.recorder.record_for(pod, "Failed", node=_mapping(pod.get("spec")).get("nodeName"),
+                                     reason=DELETION_BY_POD_GC, message=POD_GC_MESSAGE)
+        current = self.api.get_by_uid(str(_mapping(pod.get("metadata")).get("uid", "")))
+        if current is None:
+            return
+        if not _mapping(current.get("metadata")).get("finalizers"):
+            self.api.remove(current)  # force deletion (grace period 0)
+        else:
+            self.api.delete(current)  # the Job controller's release removes it
 
     def fail_node(self, name: str) -> bool:
         node = self.api.get("", "Node", "", name)

@@ -268,3 +268,103 @@ def test_a_pod_deleted_before_it_started_goes_at_once() -> None:
     assert fake.api.get("", "Pod", "default", "p") is None
     assert created["status"]["phase"] == "Failed"
     assert [e[3] for e in Timeline(fake).events(kinds={"Pod"})] == ["Created", "Deleted"]
+
+
+def test_a_pod_bound_to_a_missing_node_and_deleted_is_removed() -> None:
+    """Regression (issue #6 hardening): a pod bound to a node that does not exist never starts; deleting it
+    left it Terminating forever (the kubelet looked for the node before it looked at the deletion), so a
+    run with one never became idle. Nothing runs it, so it goes at once, as an unstarted pod does."""
+    fake = make_cluster()
+    created = submit(fake, pod(nodeName="ghost", annotations={"jobsetctl.dev/duration": "1s"}))
+    fake.run(10)
+    assert created["status"].get("phase", "Pending") == "Pending"
+    fake.api.delete(created)
+    fake.run(100)
+    assert fake.api.get("", "Pod", "default", "p") is None
+    assert created["status"]["phase"] == "Failed"
+
+
+def test_a_job_whose_pod_is_bound_to_a_missing_node_can_still_fail() -> None:
+    """The same with the Job controller's tracking finalizer: the Job fails on its deadline, deletes its pod
+    (bound to a node that does not exist) and must then see it go, counted, to write ``Failed``."""
+    fake = make_cluster()
+    submit(fake, job(activeDeadlineSeconds=10, pod_spec={"nodeName": "ghost"},
+                     annotations={"jobsetctl.dev/duration": "1s"}))
+    fake.run(100)
+    assert fake.api.list("", "Pod", "default") == []
+    assert conditions(fake)[-1] == ("Failed", "True", "DeadlineExceeded")
+    assert status_of(fake)["failed"] == 1
+
+
+def _delete_node(fake: Any, name: str) -> dict[str, Any]:
+    node = fake.api.get("", "Node", "", name)
+    assert node is not None
+    fake.api.delete(node)
+    return node
+
+
+def _create_node_again(fake: Any, node: dict[str, Any]) -> None:
+    again = {key: value for key, value in node.items() if key != "status"}
+    again["metadata"] = {k: v for k, v in node["metadata"].items()
+                         if k not in ("uid", "resourceVersion", "creationTimestamp")}
+    again["status"] = node["status"]
+    result = fake.api.create(again)
+    assert result.ok, result.message()
+
+
+def test_pods_of_a_deleted_node_stop_and_podgc_collects_them() -> None:
+    """Regression (issue #6 hardening, ``delete: {kind: Node}`` in a Scenario): the pods of a deleted node
+    ran on to completion as if nothing happened. Nobody runs them; after PodGC's 40 s quarantine they are
+    marked Failed (DisruptionTarget / DeletionByPodGC) and force deleted."""
+    fake = make_cluster()
+    add_node(fake, "node-a")
+    created = submit(fake, pod(annotations={"jobsetctl.dev/duration": "30s"}))
+    fake.run(10)
+    _delete_node(fake, "node-a")
+    fake.run(49)
+    assert created["status"]["phase"] == "Running"  # frozen: its 30 s would have ended at t=30
+    fake.run(100)
+    assert fake.api.get("", "Pod", "default", "p") is None
+    assert created["status"]["phase"] == "Failed"
+    assert next(c for c in created["status"]["conditions"] if c["type"] == "DisruptionTarget")["reason"] == \
+        "DeletionByPodGC"
+    assert Timeline(fake).events(kinds={"Pod"}) == [
+        (0, "Pod", "p", "Created", None), (0, "Pod", "p", "Started", None), (0, "Pod", "p", "Ready", None),
+        (50, "Pod", "p", "Failed", "DeletionByPodGC"), (50, "Pod", "p", "Deleted", None)]
+
+
+def test_a_job_replaces_the_pod_of_a_deleted_node() -> None:
+    """With the tracking finalizer: the Job counts the collected pod as failed and replaces it."""
+    fake = make_cluster()
+    add_node(fake, "node-a")
+    submit(fake, job(backoffLimit=2, annotations={"jobsetctl.dev/duration": "100s"}))
+    fake.run(10)
+    node = _delete_node(fake, "node-a")
+    fake.run(60)
+    _create_node_again(fake, node)
+    fake.run(1000)
+    assert conditions(fake)[-1] == ("Complete", "True", "CompletionsReached")
+    assert (status_of(fake)["failed"], status_of(fake)["succeeded"]) == (1, 1)
+
+
+def test_a_node_created_again_within_the_quarantine_keeps_its_pods() -> None:
+    fake = make_cluster()
+    add_node(fake, "node-a")
+    created = submit(fake, pod(annotations={"jobsetctl.dev/duration": "100s"}))
+    fake.run(10)
+    node = _delete_node(fake, "node-a")
+    fake.run(20)
+    _create_node_again(fake, node)
+    fake.run(200)
+    assert created["status"]["phase"] == "Succeeded"
+    assert [e[3] for e in Timeline(fake).events(kinds={"Pod"})] == ["Created", "Started", "Ready", "Succeeded"]
+
+
+def test_a_pod_bound_to_a_node_starts_when_the_node_is_created() -> None:
+    fake = make_cluster()
+    created = submit(fake, pod(nodeName="late", annotations={"jobsetctl.dev/duration": "10s"}))
+    fake.run(5)
+    add_node(fake, "late")
+    fake.run(100)
+    assert created["status"]["phase"] == "Succeeded"
+    assert Timeline(fake).events(kinds={"Pod"})[-1] == (15, "Pod", "p", "Succeeded", None)

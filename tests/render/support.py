@@ -119,7 +119,10 @@ class KubeSchemas:
         group, _, version = api_version.rpartition("/")
         stem = f"{kind.lower()}-{group.split('.')[0]}-{version}" if group else f"{kind.lower()}-{version}"
         path = self.directory / f"{stem}.json"
-        return path if path.is_file() else None
+        try:
+            return path if path.is_file() else None
+        except OSError:  # a name no schema file can have (e.g. a 100 000-character apiVersion)
+            return None
 
     def errors(self, obj: dict[str, Any]) -> list[str] | None:
         """Schema errors of ``obj``; None when the release has no schema for its kind (custom resources,

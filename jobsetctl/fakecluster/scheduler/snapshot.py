@@ -256,6 +256,11 @@ class Snapshot:
         self._node_labels: tuple[int, dict[tuple[str, str], list[NodeInfo]]] | None = None
         #: Listeners told (pod, node, +1/-1) when a pod is added to or removed from a node.
         self.pod_listeners: list[Callable[[PodInfo, NodeInfo, int], None]] = []
+        #: Pods bound to a node the cache does not have (deleted, or not created yet), by node name. They
+        #: count on that node as soon as it (re)appears, as upstream's cache keeps them on a "ghost"
+        #: NodeInfo (``cache.RemoveNode`` keeps a node's pods): otherwise a node deleted and created again
+        #: under its name would look empty while its pods still run there, and be over-committed.
+        self.absent: dict[str, dict[str, PodInfo]] = {}
 
     # ---- nodes -------------------------------------------------------------------------------------
     def ordered_nodes(self) -> list[NodeInfo]:
@@ -282,6 +287,9 @@ class Snapshot:
             if added:
                 self.all_nodes.add(node)
             self._drop_extra_indexes()
+        if added:
+            for pod in self.absent.pop(name, {}).values():
+                self._account(pod, node)
         return node, added, changed
 
     def remove_node(self, name: str) -> NodeInfo | None:
@@ -290,6 +298,9 @@ class Snapshot:
             return None
         for index in list(node.indexes):
             index.discard(node)
+        bound = {uid: pod for uid, pod in node.pods.items() if _bound_to(pod, name)}
+        if bound:
+            self.absent.setdefault(name, {}).update(bound)
         self._ordered = None
         self.spec_generation += 1
         self.change_counter += 1
@@ -315,9 +326,18 @@ class Snapshot:
     def add_pod(self, pod: PodInfo, node_name: str) -> bool:
         """Account a bound or assumed pod on a node (a second add is a no-op)."""
         node = self.nodes.get(node_name)
-        if node is None or pod.uid in self.pods:
+        if pod.uid in self.pods:
             return False
-        pod.node_name = node_name
+        if node is None:
+            if _bound_to(pod, node_name):
+                pod.node_name = node_name
+                self.absent.setdefault(node_name, {})[pod.uid] = pod
+            return False
+        self._account(pod, node)
+        return True
+
+    def _account(self, pod: PodInfo, node: NodeInfo) -> None:
+        pod.node_name = node.name
         self.pods[pod.uid] = pod
         node.pods[pod.uid] = pod
         node.pod_count += 1
@@ -336,9 +356,11 @@ class Snapshot:
         self._reindex(node)
         for listener in self.pod_listeners:
             listener(pod, node, 1)
-        return True
 
     def remove_pod(self, pod: PodInfo) -> bool:
+        parked = self.absent.get(pod.node_name or "")
+        if parked is not None and parked.pop(pod.uid, None) is not None and not parked:
+            del self.absent[pod.node_name or ""]
         if self.pods.pop(pod.uid, None) is None:
             return False
         node = self.nodes.get(pod.node_name or "")
@@ -479,3 +501,9 @@ def resource_names_in_order(requests: Resources) -> list[str]:
 
 
 __all__ = ["UNSCHEDULABLE_TAINT_KEY", "BucketIndex", "NodeInfo", "NodeSet", "Snapshot"]
+
+
+def _bound_to(pod: PodInfo, node_name: str) -> bool:
+    """Whether the pod object names the node (a binding, not an assumption of a scheduling cycle)."""
+    spec = pod.obj.get("spec")
+    return isinstance(spec, dict) and spec.get("nodeName") == node_name
