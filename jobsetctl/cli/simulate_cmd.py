@@ -22,11 +22,16 @@ def _duration(text: str | None, option: str) -> float | None:
     if text is None:
         return None
     from jobsetctl.kube.duration import DurationError, parse_duration
+    from jobsetctl.simulate.limits import time_problem
 
     try:
-        return parse_duration(text)
+        seconds = parse_duration(text)
     except DurationError as exc:
         raise UsageError(f"{option}: {exc}") from None
+    problem = time_problem(seconds)  # "99...9h" parses to infinity; a year is the longest run modelled
+    if problem is not None:
+        raise UsageError(f'{option}: invalid duration "{text}": {problem}')
+    return seconds
 
 
 @app.command()
@@ -53,7 +58,7 @@ def simulate(
         paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
         kubernetes_version=kubernetes_version, feature_gates=feature_gates,
     )
-    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout)
+    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout, sys.stderr)
     if outcome.report is not None:
         sys.stdout.write(REPORTERS[output.value](color=color).render(outcome.report))
     return ExitStatus.FINDINGS if outcome.failed else ExitStatus.SUCCESS

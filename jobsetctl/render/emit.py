@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,8 +41,10 @@ NULL_TAG = "tag:yaml.org,2002:null"
 NO_FOLDING = 1 << 30
 #: Scalars longer than this are resolved without the cache (they rarely repeat).
 CACHED_SCALAR_LENGTH = 128
-#: File names stay well below the 255 bytes most file systems allow.
+#: File names stay well below the 255 bytes most file systems allow, with room for the hidden
+#: temporary name (``.<name>.<8 random>.tmp``) they are written under first.
 MAX_FILE_STEM = 200
+_UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 #: What the safe resolver makes of a plain scalar (``int``, ``bool``, ``null``, ``str`` ...), by its text.
 _resolved_plain: dict[str, str] = {}
@@ -117,7 +120,10 @@ def file_name(index: int, width: int, obj: Any, extension: str) -> str:
     if not isinstance(name, str) or not name:
         name = f"{md.get('generateName') or 'unnamed-'}not-created"
     kind = str(obj.get("kind", "object")).lower() if isinstance(obj, dict) else "object"
-    stem = f"{index:0{width}d}-{kind}-{name}".replace(os.sep, "_")
+    # Kinds and names of objects jobsetctl does not check can hold anything: a path separator, NUL,
+    # control characters, multi-byte letters (which would make the 200 characters more than the 255
+    # bytes a name may have). Only portable characters make it into the file name.
+    stem = _UNSAFE_IN_FILE_NAME.sub("_", f"{index:0{width}d}-{kind}-{name}")
     if len(stem) > MAX_FILE_STEM:
         digest = hashlib.sha1(stem.encode()).hexdigest()[:10]
         stem = f"{stem[:MAX_FILE_STEM - 11]}-{digest}"
@@ -141,16 +147,21 @@ def check_output_dir(path: str) -> None:
 def write_directory(path: str, objects: Sequence[Any], output: str) -> list[str]:
     """One file per object, each written atomically (a file is either complete or absent). Returns the
     paths, in creation order. Files of an earlier render with other names are left alone."""
-    os.makedirs(path, exist_ok=True)
     extension = "json" if output == "json" else "yaml"
     width = max(4, len(str(len(objects))))
+    # Everything serialised first: a failure there leaves the directory as it was.
+    files = [(os.path.join(path, file_name(index, width, obj, extension)),
+              json.dumps(obj, indent=2, ensure_ascii=False) + "\n" if output == "json" else dump_yaml([obj]))
+             for index, obj in enumerate(objects, start=1)]
     written: list[str] = []
+    target = path
     try:
-        for index, obj in enumerate(objects, start=1):
-            target = os.path.join(path, file_name(index, width, obj, extension))
-            text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n" if output == "json" else dump_yaml([obj])
+        os.makedirs(path, exist_ok=True)
+        for target, text in files:
             atomic_write_text(target, text)
             written.append(target)
     except OSError as exc:
-        raise UsageError(f"cannot write --output-dir: {exc.strerror or exc}: {exc.filename}") from None
+        # A write error has no file name of its own (a full disk, a file size limit): name the file.
+        raise UsageError(f"--output-dir {path}: cannot write {exc.filename or target}: {exc.strerror or exc}; "
+                         f"{len(written)} of {len(files)} files written") from None
     return written

@@ -19,6 +19,11 @@ Steps:
    in dependency order (:func:`submission_order`); then the controllers run to a fixed point at time
    zero (retries scheduled later, e.g. the Job controller's API back-off, never run);
 6. ``--all-stages``: the pretend step (:mod:`.stages`) and more fixed points.
+
+Bounded time and memory (:mod:`jobsetctl.simulate.limits`): inputs whose ``replicas``/``parallelism``
+would make the controllers create more than ``MAX_OBJECTS`` objects are refused after step 3, at the
+field responsible; the store is counted during step 5 too, and a render that outgrows it stops with the
+same diagnostic at the input the objects descend from.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from jobsetctl.loader.sources import discover
 from jobsetctl.render.capture import Capture, Entry
 from jobsetctl.render.emit import dump_yaml
 from jobsetctl.render.stages import Pretence, run_stages
+from jobsetctl.simulate import limits
 from jobsetctl.simulate.gates import needed_gates, turned_on
 from jobsetctl.validate import ValidateOptions, check
 
@@ -142,7 +148,11 @@ def render(options: RenderOptions) -> RenderOutcome:
         outcome = check(dataclasses.replace(vopts, gates=first_gates))
     if outcome.report.errors:
         return RenderOutcome(report=outcome.report)
-    inputs = [c.record.obj for c in outcome.checked if _is_api_object(c.record.obj)]
+    records = [c.record for c in outcome.checked if _is_api_object(c.record.obj)]
+    too_large = limits.estimate(records, pods=options.pods or options.all_stages, command="render")
+    if too_large:
+        return RenderOutcome(report=Report(too_large, files=outcome.report.files, objects=outcome.report.objects))
+    inputs = [record.obj for record in records]
     generated = generate(inputs, options.gang, vopts.version)
     submitted = generated.objects
     needed = [*needed_gates(submitted, vopts.version), *gang_gates(options.gang, vopts.version)]
@@ -151,7 +161,11 @@ def render(options: RenderOptions) -> RenderOutcome:
         report = _validate_generated(vopts, gates, submitted, _wired(submitted, inputs))
         if report.errors:
             return RenderOutcome(report=report)
-    rendered = _run(options, gates, enabled, submission_order(submitted), vopts)
+    try:
+        rendered = _run(options, gates, enabled, submission_order(submitted), vopts)
+    except limits.ObjectLimitExceeded as exc:
+        diagnostic = limits.limit_diagnostic(exc, records, "render")
+        return RenderOutcome(report=Report([diagnostic], files=outcome.report.files, objects=outcome.report.objects))
     rendered.plans = generated.plans
     rendered.passed_over = passed_over
     warnings = outcome.report if outcome.report.warnings else None
@@ -260,6 +274,8 @@ def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordere
     cluster = FakeCluster(ClusterOptions(vopts.version, gates, seed=options.seed, simulate=False,
                                          create_pods=options.pods or options.all_stages))
     capture = Capture(cluster.api)
+    budget = limits.ObjectBudget(cluster.clock)
+    cluster.api.subscribe(budget)
     _install_context(cluster, ordered, vopts)
     capture.active = True
     refused: list[str] = []
@@ -273,11 +289,15 @@ def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordere
     def settle() -> None:
         cluster.run(until=cluster.clock.now)
 
-    settle()
     rounds: list[Pretence] = []
-    if options.all_stages:
-        rounds = run_stages(cluster.api, settle, lambda stage: setattr(capture, "stage", stage),
-                            lambda: len(capture.entries))
+    try:
+        settle()
+        if options.all_stages:
+            rounds = run_stages(cluster.api, settle, lambda stage: setattr(capture, "stage", stage),
+                                lambda: len(capture.entries))
+    except limits.ObjectLimitExceeded as exc:
+        exc.owners = limits.owner_chain(cluster.api, exc.obj)
+        raise
     return Rendered(capture.entries, gates, enabled, refused_inputs=refused, stages=rounds,
                     show_pods=options.pods, show_stages=options.all_stages, inputs=inputs)
 

@@ -9,11 +9,15 @@ The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOpt
 * otherwise the simulation runs, the requested files are written atomically, stdout gets the chart (or
   JSON), and the outcome is ``failed`` when any object was rejected during the run (exit 1);
 * usage errors (unsupported version, unknown gate, an output directory that does not exist) raise
-  :class:`~jobsetctl.status.UsageError` before anything runs (exit 2).
+  :class:`~jobsetctl.status.UsageError` before anything runs (exit 2);
+* submissions and actions timed after ``until`` get a warning each on ``stderr`` (they never happen);
+* a run whose controllers create more objects than :mod:`jobsetctl.simulate.limits` allows is abandoned
+  and reported like an input problem (exit 1), at the input the objects descend from.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from typing import TextIO
@@ -22,10 +26,12 @@ from rich.console import Console
 
 from jobsetctl.atomicio import atomic_write_text
 from jobsetctl.diagnostics import Report
+from jobsetctl.kube.duration import format_duration
 from jobsetctl.simulate.inputs import load_inputs
+from jobsetctl.simulate.limits import ObjectLimitExceeded, limit_diagnostic
 from jobsetctl.simulate.picture import render_html, render_svg
 from jobsetctl.simulate.report import render_json
-from jobsetctl.simulate.runner import SimulateOptions, SimulationResult, plan, run_plan
+from jobsetctl.simulate.runner import SimulateOptions, SimulationResult, after_the_end, plan, run_plan
 from jobsetctl.simulate.summary import Summary, summarize
 from jobsetctl.simulate.terminal import render_terminal
 from jobsetctl.simulate.timeline import Timeline, annotate_groups, build_timeline
@@ -62,7 +68,13 @@ class SimulateOutcome:
 def _check_target(option: str, path: str | None) -> None:
     if path is None:
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        # A device or a FIFO (/dev/null, >(gzip > x)): written to directly (atomicio), so it is the file,
+        # not its directory, that must be writable.
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"{option} {path}: not writable")
+        return
+    directory = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"{option} {path}: directory {directory} does not exist")
     if os.path.isdir(path):
@@ -71,15 +83,35 @@ def _check_target(option: str, path: str | None) -> None:
         raise UsageError(f"{option} {path}: directory {directory} is not writable")
 
 
-def execute(options: SimulateOptions, outputs: OutputOptions, stdout: TextIO) -> SimulateOutcome:
+def execute(
+    options: SimulateOptions, outputs: OutputOptions, stdout: TextIO, stderr: TextIO | None = None
+) -> SimulateOutcome:
     for option, path in (("--trace", outputs.trace), ("--svg", outputs.svg), ("--html", outputs.html)):
         _check_target(option, path)
     inputs = load_inputs(list(options.paths), options.nodes_file)
     if inputs.errors:
         return SimulateOutcome(report=Report(inputs.diagnostics, files=inputs.files,
                                              objects=len(inputs.all_records())))
+    if inputs.diagnostics and stderr is not None:
+        # Notes and warnings about the inputs (an empty file ...) do not stop the run; say them as
+        # validate would, on stderr, so that stdout stays the chart or the JSON document.
+        from jobsetctl.cli.reporters import REPORTERS
+
+        stderr.write(REPORTERS["text"](color=False).render(
+            Report(inputs.diagnostics, files=inputs.files, objects=len(inputs.all_records()))))
     the_plan = plan(inputs, options)
-    result = run_plan(the_plan, options.seed)
+    for file, when, position, what in after_the_end(inputs, the_plan.until):
+        line, column = position or (1, 1)
+        if stderr is not None:
+            stderr.write(f"jobsetctl simulate: warning: {file}:{line}:{column}: {what} at {format_duration(when)} "
+                         f"comes after the end of the run ({format_duration(the_plan.until or 0)}) and never happens\n")
+    try:
+        result = run_plan(the_plan, options.seed)
+    except ObjectLimitExceeded as exc:
+        # Bounded memory: the estimate before the run missed it (a runtime's replicas, objects made over
+        # time); reported like an input problem, at the input the runaway objects descend from.
+        diagnostic = limit_diagnostic(exc, inputs.all_records(), "simulate")
+        return SimulateOutcome(report=Report([diagnostic], files=inputs.files, objects=len(inputs.all_records())))
     timeline = build_timeline(result.events, result.ledger, result.end_time)
     annotate_groups(timeline, result.ledger, result.group_records)
     summary = summarize(result.events, result.ledger, timeline)
@@ -87,23 +119,33 @@ def execute(options: SimulateOptions, outputs: OutputOptions, stdout: TextIO) ->
     if outputs.format == "json":
         stdout.write(render_json(result, summary))
     else:
-        console = Console(file=stdout, width=outputs.width, color_system="auto" if outputs.color else None,
+        # Rendered into a buffer, then written at once: rich turns a broken pipe (``simulate | head``) into
+        # SystemExit(1), where the CLI's own handling of BrokenPipeError exits 0 as every command does.
+        width = outputs.width or Console(file=stdout, force_terminal=outputs.color or None).width
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=width, color_system="auto" if outputs.color else None,
                           force_terminal=outputs.color or None, highlight=False, emoji=False, soft_wrap=True)
         render_terminal(console, result, timeline, summary)
+        stdout.write(buffer.getvalue())
     return SimulateOutcome(result=result, summary=summary)
 
 
 def write_files(result: SimulationResult, timeline: Timeline, summary: Summary, outputs: OutputOptions) -> None:
-    """Only the files asked for, each atomically (a failure leaves the previous file as it was)."""
+    """Only the files asked for, each atomically (a failure leaves the previous file as it was). Every
+    content is made before the first file is written, so that a failure while making one writes none."""
     title = f"jobsetctl simulate: {result.name}"
-    try:
-        if outputs.trace:
-            atomic_write_text(outputs.trace, render_trace(timeline, result.ledger, result.events, result.name))
-        if outputs.svg:
-            atomic_write_text(outputs.svg, render_svg(timeline, title))
-        if outputs.html:
-            subtitle = (f"Kubernetes {result.version.value} · {len(result.ledger.nodes)} nodes · "
-                        f"seed {result.seed} · end {result.end_time:g}s")
-            atomic_write_text(outputs.html, render_html(timeline, summary, title, subtitle))
-    except OSError as exc:
-        raise UsageError(f"cannot write output file: {exc.strerror or exc}: {exc.filename}") from None
+    contents: list[tuple[str, str, str]] = []
+    if outputs.trace:
+        contents.append(("--trace", outputs.trace, render_trace(timeline, result.ledger, result.events, result.name)))
+    if outputs.svg:
+        contents.append(("--svg", outputs.svg, render_svg(timeline, title)))
+    if outputs.html:
+        subtitle = (f"Kubernetes {result.version.value} · {len(result.ledger.nodes)} nodes · "
+                    f"seed {result.seed} · end {result.end_time:g}s")
+        contents.append(("--html", outputs.html, render_html(timeline, summary, title, subtitle)))
+    for option, path, text in contents:
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            # A write error has no file name of its own (a full disk, a file size limit): name the target.
+            raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None

@@ -12,9 +12,11 @@ import os
 from dataclasses import dataclass, field
 
 from jobsetctl.diagnostics import Diagnostic, Severity
+from jobsetctl.kube.field import path_string
 from jobsetctl.loader.objects import LoadedFile, ObjectRecord, load_file
 from jobsetctl.loader.sources import Source, SourceProblem, discover
 from jobsetctl.rules import core, get
+from jobsetctl.simulate import limits
 from jobsetctl.simulate import scenario as sc
 from jobsetctl.simulate.nodes import is_node, pool_nodes
 from jobsetctl.status import UsageError
@@ -48,10 +50,14 @@ def _source_diagnostics(problems: list[SourceProblem]) -> list[Diagnostic]:
     return out
 
 
+def _cache_key(source: Source) -> str:
+    return os.path.realpath(source.path) if source.path else source.name
+
+
 def _load_sources(sources: list[Source], cache: dict[str, LoadedFile]) -> list[LoadedFile]:
     loaded: list[LoadedFile] = []
     for source in sources:
-        key = os.path.realpath(source.path) if source.path else source.name
+        key = _cache_key(source)
         if key not in cache:
             cache[key] = load_file(source)
         loaded.append(cache[key])
@@ -98,6 +104,8 @@ def load_inputs(paths: list[str], nodes_file: str | None) -> Inputs:
     if nodes_file is not None:
         _load_nodes_file(nodes_file, inputs)
     _check_node_names(inputs)
+    if not inputs.errors:
+        _check_size(inputs)
     inputs.diagnostics.sort(key=Diagnostic.sort_key)
     return inputs
 
@@ -113,13 +121,32 @@ def _load_submitted_files(scenario: sc.Scenario, inputs: Inputs, cache: dict[str
                 rule = sc.MISSING_FILE
                 inputs.diagnostics.append(Diagnostic(
                     record.file, line, column, rule.severity, rule.layer, rule.id,
-                    f"{'.'.join(str(s) for s in ref.at[:3])}: {reason}", object=record.ref,
+                    f"{path_string(ref.at)}: {reason}", object=record.ref,
                 ))
                 continue
-            inputs.files += len(sources)
+            # A file submitted twice (or an input submitted again) is one file read once.
+            inputs.files += sum(1 for s in sources if _cache_key(s) not in cache)
             for loaded in _load_sources(sources, cache):
                 inputs.diagnostics.extend(d for d in loaded.diagnostics if d not in inputs.diagnostics)
-                submission.records.extend(r for r in loaded.records if not sc.is_scenario(r.obj))
+                for submitted in loaded.records:
+                    if sc.is_scenario(submitted.obj):
+                        inputs.diagnostics.append(_scenario_submitted(scenario, ref, submitted))
+                    else:
+                        submission.records.append(submitted)
+
+
+def _scenario_submitted(scenario: sc.Scenario, ref: sc.FileRef, submitted: ObjectRecord) -> Diagnostic:
+    """A submitted file holds a Scenario: this one (it would submit its own inline manifests twice, or
+    nothing at all), or another one (Scenarios do not nest). Said where the file is named."""
+    record = scenario.record
+    line, column = record.position(ref.at)
+    if submitted is record:
+        rule, why = sc.INVALID_VALUE, "is this Scenario's own file; submit the manifests, not the Scenario"
+    else:
+        rule, why = sc.MULTIPLE, (f"holds a Scenario ({submitted.file}); a Scenario submits manifests, "
+                                  "and Scenarios do not nest")
+    return Diagnostic(record.file, line, column, rule.severity, rule.layer, rule.id,
+                      f'{path_string(ref.at)}: "{ref.text}" {why}', object=record.ref)
 
 
 def _load_nodes_file(path: str, inputs: Inputs) -> None:
@@ -140,6 +167,25 @@ def _load_nodes_file(path: str, inputs: Inputs) -> None:
                 f"--nodes takes v1 Node objects (or a v1 List of them), not {record.ref}",
                 object=record.ref,
             ))
+
+
+def _check_size(inputs: Inputs) -> None:
+    """Bounded time and memory (:mod:`jobsetctl.simulate.limits`): the nodes of ``--nodes`` and of Node
+    manifests on top of the pools (which the Scenario parser counted), and the objects the inputs would
+    make the controllers create."""
+    total = sum(pool.count for pool in inputs.scenario.nodes) if inputs.scenario is not None else 0
+    submitted_nodes = [r for s in inputs.submissions for r in s.records if is_node(r.obj)]
+    for record in [*inputs.node_records, *submitted_nodes]:
+        total += 1
+        if total > limits.MAX_NODES:
+            rule = limits.TOO_LARGE
+            line, column = record.position(())
+            inputs.diagnostics.append(Diagnostic(
+                record.file, line, column, rule.severity, rule.layer, rule.id,
+                f"{record.ref.kind} {record.ref.name}: {limits.node_limit_message(total)}", object=record.ref,
+            ))
+            return
+    inputs.diagnostics.extend(limits.estimate(inputs.all_records(), pods=True, command="simulate"))
 
 
 def _check_node_names(inputs: Inputs) -> None:

@@ -12,7 +12,8 @@ given, else the time of the last event. Events are the recorder's, in the order 
 ``event`` is one of the closed vocabulary :data:`EVENTS_BY_KIND` (tests hold every emitted event to it).
 ``summary`` is described in :mod:`jobsetctl.simulate.summary`; ``enabledGates`` lists the gates simulate
 turned on because the inputs need them; ``stopReason`` says why the run ended (``until``, ``done``: nothing
-left to happen, ``idle``: only retries of pods that cannot fit were left, ``horizon``); ``gangs`` holds the
+left to happen, ``idle``: only retries of pods that cannot fit were left, ``horizon``, ``limit``: the run
+recorded :data:`~jobsetctl.simulate.limits.MAX_EVENTS` events and stopped there); ``gangs`` holds the
 scheduler's per-group records (quorum and admission times, topology domains, why a gang waits). The same inputs and seed give byte-identical output: keys are in
 a fixed order, numbers are rounded, and nothing depends on wall time or hash order.
 """

@@ -9,7 +9,14 @@ stops at ``until`` when one is given; otherwise when nothing is left to happen, 
 * no timer is left; or
 * nothing has been written for :data:`QUIET_WINDOW` of virtual time, no submission or action is pending,
   and no pod is running or terminating (what is left are scheduler retries of pods that cannot fit); or
-* :data:`DEFAULT_HORIZON` after the last submission or action (something runs forever: give ``--until``).
+* :data:`DEFAULT_HORIZON` after the last submission or action (something runs forever: give ``--until``);
+* or, whatever ``until`` says, once the run has recorded :data:`~jobsetctl.simulate.limits.MAX_EVENTS`
+  events (``stopReason: limit``): a JobSet restarting every second would otherwise take hours to
+  simulate a month. The run ends where it stopped, not at ``until``.
+
+The objects in the store (nodes apart) are counted as they are created: past
+:data:`~jobsetctl.simulate.limits.MAX_OBJECTS` the run is abandoned with :class:`ObjectLimitExceeded`
+(which names the owners of the runaway object), rather than growing without bound.
 
 Before time zero the cluster gets its nodes (Scenario pools, ``--nodes``) and, when a TrainJob is
 submitted, the ClusterTrainingRuntimes Kubeflow Trainer ships.
@@ -31,7 +38,7 @@ from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
 from jobsetctl.loader.objects import ObjectRecord
-from jobsetctl.simulate import access
+from jobsetctl.simulate import access, limits
 from jobsetctl.simulate.actions import apply_action
 from jobsetctl.simulate.final import final_states
 from jobsetctl.simulate.gates import needed_gates, turned_on
@@ -84,7 +91,7 @@ class SimulationResult:
     enabled_gates: list[str]
     until: float | None
     end_time: float
-    #: "until", "done" (no timer left), "idle" (only retries left) or "horizon".
+    #: "until", "done" (no timer left), "idle" (only retries left), "horizon" or "limit" (too many events).
     stop_reason: str
     events: list[SimEvent]
     kube_events: list[KubeEvent]
@@ -95,6 +102,8 @@ class SimulationResult:
     seed: int = 0
     #: The scheduler's per-group records (admission time, domain, why it waits), when it keeps them.
     group_records: Any = None
+    #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
+    invariant_checks: int | None = None
 
     @property
     def rejected(self) -> int:
@@ -134,6 +143,10 @@ class Idle(Exception):
     """Raised from the step hook to end a run that has nothing left to do."""
 
 
+class EventLimit(Exception):
+    """Raised from the step hook to end a run that has recorded too many events."""
+
+
 @dataclass(slots=True)
 class IdleDetector:
     """Tells real progress from idle retries (see the module docstring). Call :meth:`step` after each
@@ -153,6 +166,8 @@ class IdleDetector:
         self.last_progress = self.cluster.clock.now
 
     def step(self) -> None:
+        if len(self.cluster.recorder.events) > limits.MAX_EVENTS:
+            raise EventLimit
         now = self.cluster.clock.now
         if self.ledger.writes != self.last_writes:
             self.last_writes = self.ledger.writes
@@ -184,6 +199,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
+    cluster.api.subscribe(limits.ObjectBudget(cluster.clock))
     _create_nodes(cluster, ledger, inputs)
     _install_runtimes(cluster, inputs)
     progress = IdleDetector(cluster, ledger)
@@ -214,12 +230,21 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
             stop_reason = "done" if cluster.clock.next_time() is None else "horizon"
     except Idle:
         stop_reason = "idle"
+    except EventLimit:
+        stop_reason = "limit"
+    except limits.ObjectLimitExceeded as exc:
+        exc.owners = limits.owner_chain(cluster.api, exc.obj)
+        raise
     events = list(cluster.recorder.events)
-    if until is not None:
+    if stop_reason == "limit":
+        end_time = cluster.clock.now  # where it stopped: the chart must not show an idle stretch to until
+    elif until is not None:
         end_time = until
     else:
         end_time = events[-1].time if events else 0.0
     scheduler = cluster.components.get("scheduler")
+    # The end-of-run invariants (the last instant, Job accounting); raises InvariantViolation.
+    checks = cluster.invariants.finish() if cluster.invariants is not None else None
     return SimulationResult(
         name=inputs.name,
         version=the_plan.version,
@@ -235,7 +260,27 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         rejections=rejections,
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
+        invariant_checks=checks,
     )
+
+
+def after_the_end(inputs: Inputs, until: float | None) -> list[tuple[str, float, tuple[int, int] | None, str]]:
+    """Submissions and actions of the Scenario timed after ``until``: they never happen. Each as
+    (file, time, (line, column) of its ``at``, what it is), for a warning that says so."""
+    scenario = inputs.scenario
+    if until is None or scenario is None:
+        return []
+    late: list[tuple[str, float, tuple[int, int] | None, str]] = []
+    for submission in scenario.submissions:
+        if submission.at > until:
+            at = ("spec", "submit", submission.index, "at")
+            late.append((scenario.file, submission.at, scenario.record.position(at), f"spec.submit[{submission.index}]"))
+    for action in scenario.actions:
+        if action.at > until:
+            at = ("spec", "actions", action.index, "at")
+            late.append((scenario.file, action.at, scenario.record.position(at),
+                         f"spec.actions[{action.index}] ({action.describe()})"))
+    return sorted(late, key=lambda item: item[2] or (0, 0))
 
 
 def _create_nodes(cluster: FakeCluster, ledger: Ledger, inputs: Inputs) -> None:

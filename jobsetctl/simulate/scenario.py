@@ -15,7 +15,8 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
 
 This module parses it, strictly: an unknown key, a value of the wrong type, a bad or negative duration, an
 action without exactly one verb are diagnostics with ``file:line:column`` and a ``scenario-*`` rule, and the
-simulation does not start (exit 1). The rules are defined here (register this module in
+simulation does not start (exit 1). So are times that are infinite, NaN or beyond a year, and pools of more
+than 10,000 nodes in all (``simulation-too-large``; :mod:`jobsetctl.simulate.limits` has every limit). The rules are defined here (register this module in
 ``jobsetctl.rules.registry.RULE_MODULES``). The Kubernetes version and feature gates are validated by the
 runner: an unsupported version or an unknown gate is a usage error (exit 2), as on the command line.
 """
@@ -35,6 +36,7 @@ from jobsetctl.loader.objects import ObjectRecord
 from jobsetctl.rules import core
 from jobsetctl.rules.interface import Rule
 from jobsetctl.rules.registry import define
+from jobsetctl.simulate import limits
 
 SCENARIO_API_VERSION = "jobsetctl.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -266,10 +268,24 @@ class _Reader:
         if value is None:
             return None
         try:
-            return parse_duration(value)
+            seconds = parse_duration(value)
         except DurationError as exc:
             self.error(INVALID_DURATION, f"{path_string(at)}: {exc}", at)
             return None
+        # A YAML float (.inf, .nan, 1e300) or a very long number is a duration to parse_duration; the
+        # virtual clock and RFC 3339 timestamps are not made for them.
+        problem = limits.time_problem(seconds)
+        if problem is not None:
+            self.error(INVALID_DURATION, f'{path_string(at)}: invalid duration "{self.written(value, at)}": {problem}', at)
+            return None
+        return seconds
+
+    def written(self, value: Any, at: Path) -> str:
+        """A scalar as the file spells it (``1.0e+300``, not ``1e+300``), where the loader kept the text."""
+        from jobsetctl.loader.yamlload import PosScalar
+
+        node = self.record.document.node_at(self.record.prefix + at)
+        return node.text if isinstance(node, PosScalar) else str(value)
 
     def string_map(self, value: Any, at: Path) -> dict[str, str]:
         if value is None:
@@ -352,6 +368,12 @@ def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> No
         if any(p.name == pool.name for p in scenario.nodes):
             at: Path = ("spec", "nodes", index, "name")
             reader.error(DUPLICATE_NODE, duplicate(at, pool.name), at)
+            continue
+        total = sum(p.count for p in scenario.nodes) + pool.count
+        if total > limits.MAX_NODES:
+            # Refused before any node is built: a million-node pool would take minutes and gigabytes.
+            at = ("spec", "nodes", index, "count")
+            reader.error(limits.TOO_LARGE, invalid(at, pool.count, limits.node_limit_message(total)), at)
             continue
         scenario.nodes.append(pool)
     base = os.path.dirname(scenario.file) if reader.record.document.file != "<stdin>" else ""

@@ -312,15 +312,25 @@ def annotate_groups(timeline: Timeline, ledger: Ledger, records: Any) -> None:
     if not isinstance(records, dict):
         return
     rows = {row.key: row for row in timeline.rows}
+    # A group no Job owns (a PodGroup written beside the Job or JobSet whose pods name it) has no row of
+    # its own: its story goes to the rows of its member pods, as group_event does with its events.
+    member_rows: dict[ObjectKey, list[Row]] = {}
+    for span in timeline.pods:
+        info = ledger.info(span.key)
+        row = rows.get(span.row)
+        if info is not None and info.group is not None and row is not None:
+            listed = member_rows.setdefault(info.group, [])
+            if row not in listed:
+                listed.append(row)
     for record in records.values():
         key: ObjectKey = (str(getattr(record, "kind", "")), str(getattr(record, "namespace", "")),
                           str(getattr(record, "name", "")))
-        row = rows.get(ledger.job_of(key) or key)
-        if row is None:
-            continue
+        own = rows.get(ledger.job_of(key) or key)
+        targets = [own] if own is not None else member_rows.get(key, [])
         waiting = getattr(record, "waiting", None)
         domains = [str(d) for d in getattr(record, "domains", None) or []]
-        if row.outcome == "waiting" and waiting:
-            row.note = str(waiting)
-        elif row.outcome == "running" and domains and not row.note:
-            row.note = "in " + ", ".join(domains)
+        for row in targets:
+            if row.outcome == "waiting" and waiting:
+                row.note = str(waiting)
+            elif row.outcome == "running" and domains and not row.note:
+                row.note = "in " + ", ".join(domains)

@@ -96,7 +96,7 @@ def test_billion_laughs_is_refused() -> None:
     for i in range(1, 9):
         refs = ", ".join([f"*a{i - 1}"] * 10)
         lines.append(f"a{i}: &a{i} [{refs}]")
-    documents, problems = load_documents("\n".join(lines) + "\n", "bomb.yaml")
+    _documents, problems = load_documents("\n".join(lines) + "\n", "bomb.yaml")
     assert [p.code for p in problems] == ["yaml-aliases"]
     assert problems[0].message == "yaml: document contains excessive aliasing"
 

@@ -1,0 +1,228 @@
+"""How big a simulation (or a render) may get: bounded time and memory whatever the input says.
+
+A Scenario or a manifest can ask for far more than any machine can model: a million nodes, a JobSet of
+a billion replicas, a run at the year 10**20, a JobSet restarting every second for a month. Each of
+these is refused before anything runs, with its ``file:line:column``, or, when only the run shows it,
+stops the run with a word on why:
+
+* :data:`MAX_NODES` nodes in one simulation (pools, ``--nodes`` and Node manifests together): twice the
+  5,000 nodes Kubernetes' own scalability tests go up to;
+* :data:`MAX_OBJECTS` objects (Jobs, pods, groups ...; nodes not counted) that the inputs would make
+  the controllers create, estimated from ``replicas``, ``parallelism`` and ``completions`` before the
+  run (:func:`estimate`), and counted again while it runs (:class:`ObjectBudget`, for what the estimate
+  cannot see: TrainJob runtimes, objects created over time);
+* :data:`MAX_TIME` for every time of a Scenario (``at``, ``until``) and ``--until``: a year of virtual
+  time; infinite and NaN times are malformed;
+* :data:`MAX_EVENTS` timeline events: a run that keeps producing events (a JobSet restarting forever)
+  stops there, with ``stopReason: limit``, like a run that reached its horizon.
+
+The rule is defined here and registered through :mod:`jobsetctl.simulate.scenario`, which imports this
+module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from jobsetctl.diagnostics import Diagnostic, Layer, Severity
+from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType, controller_of
+from jobsetctl.kube.field import Path, path_string
+from jobsetctl.loader.objects import ObjectRecord
+from jobsetctl.rules.registry import define
+
+MAX_NODES = 10_000
+MAX_OBJECTS = 50_000
+MAX_TIME = 365 * 86400.0
+MAX_EVENTS = 100_000
+
+TOO_LARGE = define(
+    "simulation-too-large", Layer.INPUT, Severity.ERROR,
+    f"render or simulate would model more than {MAX_NODES:,} nodes or {MAX_OBJECTS:,} objects.",
+    spec="simulate: limits (jobsetctl simulate --help)",
+)
+
+JOBSET = ("jobset.x-k8s.io", "JobSet")
+JOB = ("batch", "Job")
+TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
+
+
+def time_problem(seconds: float) -> str | None:
+    """Why a Scenario time cannot be used (infinite, NaN, beyond :data:`MAX_TIME`), or None."""
+    if not math.isfinite(seconds):
+        return "must be a finite duration"
+    if seconds > MAX_TIME:
+        return f"must be at most {MAX_TIME / 3600:g}h (365 days), the longest run simulate models"
+    return None
+
+
+def _count(value: Any, default: int) -> int:
+    """A replica or pod count as written; anything that is not a non-negative integer counts as the
+    default (admission reports it; the estimate only has to be an estimate)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return default
+    return value
+
+
+def _pods_per_job(job_spec: Any) -> tuple[int, Path]:
+    """Pods a Job makes over its life (pods that finish stay until the Job goes) and the field that says so."""
+    spec = job_spec if isinstance(job_spec, dict) else {}
+    parallelism = _count(spec.get("parallelism"), 1)
+    completions = _count(spec.get("completions"), 0)
+    if completions > parallelism:
+        return completions, ("completions",)
+    return parallelism, ("parallelism",)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What one input makes the controllers create, and the field most responsible."""
+
+    objects: int
+    at: Path
+    what: str
+
+
+def estimate_one(obj: dict[str, Any], pods: bool) -> Estimate | None:
+    """Jobs and pods a JobSet, a Job or a TrainJob would create (pods only when ``pods``), or None for
+    other kinds."""
+    group = str(obj.get("apiVersion", "")).partition("/")[0] if "/" in str(obj.get("apiVersion", "")) else ""
+    kind = obj.get("kind")
+    raw_spec = obj.get("spec")
+    spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
+    if (group, kind) == JOB:
+        per_job, field_at = _pods_per_job(spec)
+        count = per_job if pods else 0
+        return Estimate(count, ("spec", *field_at), f"{count:,} pods")
+    if (group, kind) == TRAINJOB:
+        # The runtime decides the Jobs; ``numNodes`` pods are the least a TrainJob makes.
+        trainer = spec.get("trainer")
+        nodes = _count(trainer.get("numNodes"), 1) if isinstance(trainer, dict) else 1
+        count = 2 + (nodes if pods else 0)
+        return Estimate(count, ("spec", "trainer", "numNodes"), f"{nodes:,} pods" if pods else "a JobSet")
+    if (group, kind) != JOBSET:
+        return None
+    jobs = pod_total = 0
+    biggest = -1
+    at: Path = ("spec", "replicatedJobs")
+    replicated = spec.get("replicatedJobs")
+    for index, rj in enumerate(replicated if isinstance(replicated, list) else []):
+        if not isinstance(rj, dict):
+            continue
+        replicas = _count(rj.get("replicas"), 1)
+        template = rj.get("template")
+        per_job, field_at = _pods_per_job(template.get("spec") if isinstance(template, dict) else None)
+        made = replicas * (1 + (per_job if pods else 0))
+        jobs += replicas
+        pod_total += replicas * per_job
+        if made > biggest:
+            biggest = made
+            base: Path = ("spec", "replicatedJobs", index)
+            at = (*base, "replicas") if replicas > 1 or not pods else (*base, "template", "spec", *field_at)
+    what = f"{jobs:,} Jobs" + (f" and {pod_total:,} pods" if pods else "")
+    return Estimate(jobs + (pod_total if pods else 0), at, what)
+
+
+def estimate(records: Iterable[ObjectRecord], *, pods: bool, command: str) -> list[Diagnostic]:
+    """One diagnostic at the input that brings the objects the inputs make past :data:`MAX_OBJECTS`."""
+    total = 0
+    for record in records:
+        found = estimate_one(record.obj, pods)
+        if found is None:
+            continue
+        total += found.objects
+        if total > MAX_OBJECTS:
+            others = total - found.objects
+            besides = f" (besides {others:,} for the inputs before it)" if others else ""
+            message = (f"{path_string(found.at)}: {record.ref.kind} {record.ref.name} would make the controllers "
+                       f"create {found.what}{besides}; {command} models at most {MAX_OBJECTS:,} objects")
+            return [record.diagnostic(TOO_LARGE.finding(message, path=path_string(found.at), at=found.at))]
+    return []
+
+
+def node_limit_message(total: int) -> str:
+    return f"{total:,} nodes in all; simulate models at most {MAX_NODES:,} nodes"
+
+
+class ObjectLimitExceeded(RuntimeError):
+    """Raised from the API server's watch when the store holds more than :data:`MAX_OBJECTS` objects."""
+
+    def __init__(self, obj: dict[str, Any], time: float) -> None:
+        self.obj = obj
+        #: (kind, namespace, name) of its controller owners, nearest first (filled in by whoever can look).
+        self.owners: list[tuple[str, str, str]] = []
+        raw = obj.get("metadata")
+        md: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        self.kind = str(obj.get("kind", ""))
+        self.namespace = str(md.get("namespace") or "")
+        self.name = str(md.get("name") or "")
+        self.time = time
+        super().__init__(f"more than {MAX_OBJECTS:,} objects at {time:g}s (creating {self.kind} {self.name})")
+
+
+class ObjectBudget:
+    """A watcher (``APIServer.subscribe``) that counts the objects in the store, nodes apart, and raises
+    :class:`ObjectLimitExceeded` past :data:`MAX_OBJECTS`: the guard for what :func:`estimate` cannot
+    foresee. It raises from inside a controller's create, which abandons the run: nothing after it is
+    reported, so a half-updated store does not matter."""
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+        self.objects = 0
+
+    def __call__(self, event: WatchEvent) -> None:
+        if event.key[1] == "Node":
+            return
+        if event.type == WatchType.ADDED:
+            self.objects += 1
+            if self.objects > MAX_OBJECTS:
+                raise ObjectLimitExceeded(event.obj, float(self.clock.now))
+        elif event.type == WatchType.DELETED:
+            self.objects -= 1
+
+
+def owner_chain(api: APIServer, obj: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(kind, namespace, name) of the controller owners of ``obj``, nearest first."""
+    chain: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    current = obj
+    while True:
+        ref = controller_of(current)
+        uid = str(ref.get("uid", "")) if ref else ""
+        owner = api.get_by_uid(uid) if uid and uid not in seen else None
+        if owner is None:
+            return chain
+        seen.add(uid)
+        raw = owner.get("metadata")
+        md: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        chain.append((str(owner.get("kind", "")), str(md.get("namespace") or ""), str(md.get("name") or "")))
+        current = owner
+
+
+def limit_diagnostic(exc: ObjectLimitExceeded, records: Iterable[ObjectRecord], command: str) -> Diagnostic:
+    """The run's object limit as a diagnostic at the input the runaway object descends from (through
+    ``exc.owners``), else at the first input."""
+    listed = list(records)
+    chain = [(exc.kind, exc.namespace, exc.name), *exc.owners]
+    for kind, namespace, name in reversed(chain):
+        for record in listed:
+            ref = record.ref
+            if ref.kind == kind and ref.name == name and (ref.namespace or "default") == (namespace or "default"):
+                return _diagnostic(record, exc, command)
+    if listed:
+        return _diagnostic(listed[0], exc, command)
+    rule = TOO_LARGE
+    return Diagnostic("<inputs>", 1, 1, rule.severity, rule.layer, rule.id, _limit_text(exc, command))
+
+
+def _limit_text(exc: ObjectLimitExceeded, command: str) -> str:
+    return (f"the controllers created more than {MAX_OBJECTS:,} objects by {exc.time:g}s (the last: {exc.kind} "
+            f"{exc.namespace + '/' if exc.namespace else ''}{exc.name}); {command} models at most {MAX_OBJECTS:,} "
+            "objects and stopped")
+
+
+def _diagnostic(record: ObjectRecord, exc: ObjectLimitExceeded, command: str) -> Diagnostic:
+    return record.diagnostic(TOO_LARGE.finding(f"{record.ref.kind} {record.ref.name}: {_limit_text(exc, command)}",
+                                               path="", at=()))
