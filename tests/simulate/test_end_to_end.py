@@ -64,9 +64,11 @@ def test_one_jobset_of_two_pods_on_two_nodes_completes(tmp_path: Path) -> None:
         (0, "Pod", "js-w-0-0-XXXXX", "Ready", "node-0"),
         (0, "Pod", "js-w-1-0-XXXXX", "Started", "node-1"),
         (0, "Pod", "js-w-1-0-XXXXX", "Ready", "node-1"),
+        # Both pods end at 600 s; every timer of an instant fires before the controllers run, so the
+        # Job controller sees both pods finished before it completes either Job.
         (600, "Pod", "js-w-0-0-XXXXX", "Succeeded", "node-0"),
-        (600, "Job", "js-w-0", "Completed", None),
         (600, "Pod", "js-w-1-0-XXXXX", "Succeeded", "node-1"),
+        (600, "Job", "js-w-0", "Completed", None),
         (600, "Job", "js-w-1", "Completed", None),
         (600, "JobSet", "js", "Completed", None),
     ]
@@ -130,8 +132,8 @@ def test_node_failure_restarts_the_jobset_on_the_spare_node(tmp_path: Path) -> N
         (630, "Pod", "js-w-0-0-XXXXX", "Started", "node-2"),
         (630, "Pod", "js-w-0-0-XXXXX", "Ready", "node-2"),
         (1230, "Pod", "js-w-1-0-XXXXX", "Succeeded", "node-1"),
-        (1230, "Job", "js-w-1", "Completed", None),
         (1230, "Pod", "js-w-0-0-XXXXX", "Succeeded", "node-2"),
+        (1230, "Job", "js-w-1", "Completed", None),
         (1230, "Job", "js-w-0", "Completed", None),
         (1230, "JobSet", "js", "Completed", None),
     ]
