@@ -55,6 +55,12 @@ at first, so a gang over them could never be admitted: the CompositePodGroup is 
 without one; without it, a group takes the priority class its pods share. Kubernetes 1.37 requires a
 group and its pods to agree and one priority across a CompositePodGroup tree (scheduling.md §1.6,
 §1.8), so disagreement is a usage error there.
+
+Exclusive placement (``alpha.jobset.sigs.k8s.io/exclusive-topology``) does not mix with these gangs: a
+Job's followers are created only once its leader is scheduled (jobset.md §3.6), so before that the
+group has one pod per Job, fewer than the generated ``minCount``, and never starts (scheduling.md §1.3).
+The objects are still generated (they are what the user asked for); :func:`deadlock_warning` is the
+one-line warning ``render`` prints for such a plan.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobsetctl.jobset import api as jsapi
+from jobsetctl.jobset.render import leader_first_topology
 from jobsetctl.kube.podspec import priority_class_name, scheduling_group_name, workload_reference
 from jobsetctl.kube.versions import KubeVersion
 from jobsetctl.reference import pods_per_job
@@ -194,6 +201,10 @@ class LeafGroup:
     priority_class: str | None
     #: The replicated jobs whose pods join the group.
     rjobs: list[str] = field(default_factory=list)
+    #: When exclusive placement holds followers back until their Job's leader is scheduled: the pods of
+    #: the group (of one Job in ``job`` mode) that can exist before any is scheduled, and the topology key.
+    up_front: int | None = None
+    exclusive: str | None = None
 
 
 @dataclass(slots=True)
@@ -291,8 +302,8 @@ def plan_for(js: dict[str, Any], options: GangOptions, version: KubeVersion) -> 
         if total == 0:
             raise UsageError(f"JobSet {name} has no pods to gang (replicas x min(parallelism, completions) is 0)")
         priority = _shared_priority(name, [r for r, _, _ in grouped], options, version, "its replicated jobs")
-        leaves.append(LeafGroup(_unique(JOBSET_TEMPLATE, taken), name, total, leaf_key, priority,
-                                [jsapi.rjob_name(r) for r, _, _ in grouped]))
+        leaves.append(_with_leaders(LeafGroup(_unique(JOBSET_TEMPLATE, taken), name, total, leaf_key, priority,
+                                              [jsapi.rjob_name(r) for r, _, _ in grouped]), js, grouped, False))
     else:
         if len(grouped) > MAX_TEMPLATES:
             raise UsageError(f"JobSet {name} has {len(grouped)} replicated jobs with pods; a Workload holds at most "
@@ -301,8 +312,10 @@ def plan_for(js: dict[str, Any], options: GangOptions, version: KubeVersion) -> 
         for rjob, replicas, per_job in grouped:
             rjob_name = jsapi.rjob_name(rjob)
             priority = _shared_priority(name, [rjob], options, version, f"replicated job {rjob_name}")
-            leaves.append(LeafGroup(rjob_name, None if per_job_mode else f"{name}-{rjob_name}",
-                                    per_job if per_job_mode else replicas * per_job, leaf_key, priority, [rjob_name]))
+            leaves.append(_with_leaders(LeafGroup(
+                rjob_name, None if per_job_mode else f"{name}-{rjob_name}",
+                per_job if per_job_mode else replicas * per_job, leaf_key, priority, [rjob_name]),
+                js, [(rjob, replicas, per_job)], per_job_mode))
         if not leaves:
             raise UsageError(f"JobSet {name} has no pods to gang (replicas x min(parallelism, completions) is 0)")
     composites: list[CompositeGroup] = []
@@ -325,6 +338,49 @@ def plan_for(js: dict[str, Any], options: GangOptions, version: KubeVersion) -> 
                 name if level == 0 else f"{name}-{COMPOSITE_TEMPLATE}-{level}",
                 key, children if together else None, tree_priority))
     return GangPlan(name, namespace, composites, leaves, version)
+
+
+def _with_leaders(leaf: LeafGroup, js: dict[str, Any], members: list[tuple[dict[str, Any], int, int]],
+                  per_job_mode: bool) -> LeafGroup:
+    """Fill in ``up_front`` when exclusive placement holds back followers of the group's pods: until a
+    Job's leader (completion index 0) is scheduled, the Job has that one pod (jobset.md §3.6)."""
+    up_front = 0
+    for rjob, replicas, per_job in members:
+        topology = leader_first_topology(js, rjob) if per_job > 1 else None
+        if topology is None:
+            up_front += per_job if per_job_mode else replicas * per_job
+            continue
+        leaf.exclusive = leaf.exclusive or topology
+        up_front += 1 if per_job_mode else replicas
+    if leaf.exclusive is not None:
+        leaf.up_front = up_front
+    return leaf
+
+
+def deadlock_warning(plan: GangPlan) -> str | None:
+    """One line for stderr when exclusive placement keeps a generated gang from ever starting, else None.
+
+    The pod webhooks create a Job's followers only once its leader is scheduled (jobset.md §3.6), and a
+    gang schedules none of its pods before ``minCount`` exist (scheduling.md §1.3); the generated
+    ``minCount`` counts the followers, so the leaders wait for them forever. ``validate`` reports the
+    same on hand-written groups (``gang-exclusive-placement-deadlock``).
+    """
+    stuck = [leaf for leaf in plan.leaves if leaf.up_front is not None and leaf.up_front < leaf.min_count]
+    if not stuck:
+        return None
+    def group(leaf: LeafGroup) -> str:
+        if plan.version.minor <= 35:
+            return f"pod group {leaf.template} of Workload {plan.jobset_name}"
+        if leaf.object_name is None:
+            return f"each Job's PodGroup from template {leaf.template}"
+        return f"PodGroup {leaf.object_name}"
+
+    groups = "; ".join(f"{group(leaf)} needs minCount {leaf.min_count} but only {leaf.up_front} "
+                       f"pod{'s' * (leaf.up_front != 1)} can exist before a leader is scheduled" for leaf in stuck)
+    return (f"warning: JobSet {plan.jobset_name} uses exclusive placement ({jsapi.EXCLUSIVE_TOPOLOGY_KEY}: "
+            f"{stuck[0].exclusive}), whose followers are created only once their Job's leader is scheduled: "
+            f"{groups}, so none of its pods is ever scheduled (gang-exclusive-placement-deadlock); drop the annotation"
+            + (" and place the gang with --topology instead" if plan.version.minor >= 36 else ""))
 
 
 def _check_unwired(js_name: str, rjobs: list[dict[str, Any]]) -> None:

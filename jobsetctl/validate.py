@@ -5,7 +5,7 @@ Two phases, so that files can be checked in parallel:
 A. per file (any order, any process): read, parse, split into objects, run admission without a view
    of other objects (:func:`check_file`);
 B. over everything (one process): the checks that look up other objects (TrainJob runtimes, existing
-   PVCs, PodGroup references, priorities), then the lints.
+   PVCs, PodGroup references, priorities), then the lints, then objects defined twice.
 
 Large inputs run phase A in worker processes (one per core). Workers send back their diagnostics already
 placed in the file, and the admitted objects without their YAML node trees (pickling those would cost more
@@ -25,7 +25,7 @@ from typing import Any
 
 from jobsetctl.admission.chain import AdmissionResult, admit, admit_in_cluster
 from jobsetctl.diagnostics import Diagnostic, Finding, Report, Severity
-from jobsetctl.kinds.index import ObjectIndex, object_key
+from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
@@ -128,8 +128,9 @@ def check(options: ValidateOptions) -> Outcome:
             if not any(f.effective_severity is Severity.ERROR for f in item.result.findings + in_cluster):
                 consequences = item.result.handler.validate_consequences(obj, cluster_ctx)
                 late.extend((item.record, finding) for finding in consequences)
-    late.extend(_cross_object(checked, cluster_ctx))
     positions = _Positions()
+    late.extend(_cross_object(checked, cluster_ctx))
+    late.extend(_duplicates(checked, ctx, old_objects, positions))
     for record, finding in late:
         if not _ignored(record.obj, finding, options.ignore):
             diagnostics.append(positions.diagnostic(record, finding))
@@ -247,6 +248,14 @@ class _Positions:
         self._documents: dict[str, list[Document]] = {}
 
     def diagnostic(self, record: ObjectRecord, finding: Finding) -> Diagnostic:
+        return self.attach(record).diagnostic(finding)
+
+    def where(self, record: ObjectRecord, at: tuple[str | int, ...] = ("metadata", "name")) -> str:
+        """``file:line`` of ``at`` in the record, for messages that point at another object."""
+        return f"{record.file}:{self.attach(record).position(at)[0]}"
+
+    def attach(self, record: ObjectRecord) -> ObjectRecord:
+        """The record with its node tree (parsing its file again, once, if a worker kept the tree)."""
         if record.document.node is None:
             documents = self._documents.get(record.file)
             if documents is None:
@@ -259,7 +268,7 @@ class _Positions:
                 if document.index == record.document.index:
                     record.document = document
                     break
-        return record.diagnostic(finding)
+        return record
 
 
 def _admit_record(
@@ -341,6 +350,23 @@ def _cross_object(checked: list[Checked], ctx: AdmissionContext) -> Iterable[tup
     yield from run_lints([
         (c.record, c.result.obj, c.linted_locally) for c in checked if c.result.obj is not None and c.result.typed
     ], ctx)
+
+
+def _duplicates(
+    checked: list[Checked], ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], positions: _Positions
+) -> Iterator[tuple[ObjectRecord, Finding]]:
+    """``duplicate-object`` over every loaded object, admitted or not: the inputs define them all."""
+    from jobsetctl.duplicates import Defined, check_duplicates
+
+    def scope(item: Checked) -> bool:
+        if item.result.handler is not None:
+            return item.result.handler.namespaced
+        group, kind, _, _ = object_key(item.record.obj)
+        return not is_cluster_scoped(group, kind)
+
+    inputs = (Defined(item.record, scope(item), bool(old_objects) and _namespaced_key(item.record.obj, ctx) in old_objects)
+              for item in checked)
+    yield from check_duplicates(inputs, ctx.default_namespace, positions.where)
 
 
 def _ignored(obj: dict[str, Any], finding: Finding, ignore: frozenset[str]) -> bool:

@@ -20,6 +20,10 @@ What the spec predicts:
 * Other kinds (RBAC, an Argo Workflow, Prometheus objects, the kind cluster config, a
   ResourceClaimTemplate, a Kueue ClusterQueue/LocalQueue) are passed over with an ``unknown-kind`` note
   each and no error (shared/upstream/README.md).
+* Example files of one directory that reuse an object name (``js`` in ``failure-policy/`` and
+  ``in-place-restart/``, the TrainJob ``lammps-flux`` in ``flux/``) define it twice in the directory as
+  one input: ``duplicate-object``, a warning on the later file (``kubectl create`` refuses it, ``apply``
+  keeps the last).
 * None of this depends on the Kubernetes release for the JobSet and Trainer examples: the same on 1.35,
   1.36 and 1.37.
 """
@@ -65,6 +69,8 @@ GATE_RESTART_JOB = "jobset.md feature gates, §2.2 #12: RestartJob actions need 
 GATE_IN_PLACE = "jobset.md feature gates, §2.2 #1: InPlaceRestart needs its gate (off by default)"
 ACCEPTED = "jobset.md §2.2 / trainer.md §2.4: an upstream example upstream admission accepts"
 README = "shared/upstream/README.md: other kinds are passed over without errors"
+DUPLICATE = (WARNING, "duplicate-object")
+REDEFINES = "another file of the directory defines the same object first: the directory defines it twice"
 
 #: Files whose result is not CLEAN under default options (Kubernetes 1.37, no gates), relative to UPSTREAM.
 DEFAULT: dict[str, Expected] = {
@@ -73,16 +79,17 @@ DEFAULT: dict[str, Expected] = {
     "jobset/examples/failure-policy/restartjob-action.yaml": Expected(((ERROR, "jobset-restart-job-gate"),),
                                                                       GATE_RESTART_JOB),
     "jobset/examples/failure-policy/restartjobandignoremaxrestarts-action.yaml": Expected(
-        ((ERROR, "jobset-restart-job-gate"),), GATE_RESTART_JOB),
+        ((ERROR, "jobset-restart-job-gate"), DUPLICATE), f"{GATE_RESTART_JOB}; {REDEFINES}"),
     "jobset/examples/in-place-restart/jobset-main-container-mode.yaml": Expected(
         ((ERROR, "jobset-inplace-restart-gate"),), GATE_IN_PLACE),
     "jobset/examples/in-place-restart/jobset-sidecar-container-mode.yaml": Expected(
-        ((ERROR, "jobset-inplace-restart-gate"),), GATE_IN_PLACE),
+        ((ERROR, "jobset-inplace-restart-gate"), DUPLICATE), f"{GATE_IN_PLACE}; {REDEFINES}"),
     "jobset/examples/in-place-restart/service-account.yaml": Expected(passed_over(5), README),
     "jobset/examples/prometheus-operator/prometheus.yaml": Expected(passed_over(5), README),
     "jobset/examples/startup-policy/startup-driver-ready.yaml": Expected(
         ((INFO, "jobset-startup-in-order"),), "jobset.md §1.2: startupPolicy is deprecated in favour of dependsOn"),
     "jobset/examples/tpu-multislice/kueue-config.yaml": Expected(passed_over(3), README),
+    "trainer/examples/flux/lammps-train-job.yaml": Expected((DUPLICATE,), REDEFINES),
     "trainer/examples/yaml/05-multi-step.yaml": Expected(
         ((ERROR, "trainjob-initializer-volume-mount-missing"),),
         "trainer.md §3.16 #8, §2.4 J3: the dataset-initializer container has no initializer volumeMount"),
@@ -160,9 +167,10 @@ GATED_FILES = [p for p in JOBSET_FILES if p.parent.name in GATED]
 @pytest.mark.parametrize("path", GATED_FILES, ids=_ids(GATED_FILES))
 def test_gated_examples_are_accepted_with_their_gate(path: Path) -> None:
     found = found_for(path, gates=GATED[path.parent.name])
-    # Only the notes of the kinds that are passed over remain (jobset.md feature gate table).
-    assert [f for f in found if f[0] != INFO] == [], GATED[path.parent.name]
-    assert {rule for _, rule in found} <= {"unknown-kind"}
+    # Only the notes of the kinds that are passed over remain (jobset.md feature gate table), and the
+    # object two files of the directory define.
+    assert [f for f in found if f[0] != INFO and f != DUPLICATE] == [], GATED[path.parent.name]
+    assert {rule for _, rule in found} <= {"unknown-kind", DUPLICATE[1]}
 
 
 def test_every_gate_expectation_names_a_failing_example() -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from jobsetctl.admission.chain import admit
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.fakecluster.clock import VirtualClock
-from jobsetctl.kinds.index import is_cluster_scoped, object_key
+from jobsetctl.kinds.index import already_exists, is_cluster_scoped, object_key, resource_plural
 from jobsetctl.kinds.interface import AdmissionContext, Object, Operation
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.jsontree import copy_tree
@@ -219,9 +219,7 @@ class APIServer:
             stored = admitted
         key = key_of(stored)
         if key in self._objects:
-            plural = kind.lower() + "s"
-            group_suffix = f".{group}" if group else ""
-            return WriteResult(None, findings, f'{plural}{group_suffix} "{key[3]}" already exists', (group, kind, key[3]))
+            return WriteResult(None, findings, already_exists(group, kind, key[3]), (group, kind, key[3]))
         stored_md = meta(stored)
         stored_md["uid"] = md["uid"]
         stored_md["creationTimestamp"] = md["creationTimestamp"]
@@ -238,7 +236,7 @@ class APIServer:
         key = key_of(obj)
         current = self._objects.get(key)
         if current is None:
-            return WriteResult(None, [], f'{key[1].lower()}s "{key[3]}" not found', (key[0], key[1], key[3]))
+            return WriteResult(None, [], f'{resource_plural(key[1])} "{key[3]}" not found', (key[0], key[1], key[3]))
         previous = old if old is not None else (copy_tree(current) if current is not obj else None)
         stored = obj
         findings: builtins.list[Finding] = []

@@ -149,6 +149,17 @@ def placement_annotations(js: Any, rjob: Any) -> dict[str, str]:
     return out
 
 
+def leader_first_topology(js: Any, rjob: Any) -> str | None:
+    """The exclusive-topology key when the pod webhooks hold back a replicated job's followers until
+    their Job's leader is scheduled (jobset.md §3.6), else None: exclusive placement without the
+    node-selector strategy (whose pods the webhooks skip, §3.7), on Indexed Jobs (absent is defaulted to
+    Indexed; NonIndexed Jobs never get a leader at all, ``jobset-exclusive-non-indexed``)."""
+    placement = placement_annotations(js, rjob)
+    if api.NODE_SELECTOR_STRATEGY_KEY in placement or api.completion_mode(rjob) not in (None, api.COMPLETION_MODE_INDEXED):
+        return None
+    return placement.get(api.EXCLUSIVE_TOPOLOGY_KEY)
+
+
 def _label_and_annotate(target_meta: dict[str, Any], keys: dict[str, str], placement: dict[str, str]) -> None:
     """Add the JobSet keys over the object's own labels/annotations (JobSet keys win)."""
     labels = {str(k): v for k, v in api.as_dict(target_meta.get("labels")).items()}

@@ -21,6 +21,25 @@ def is_cluster_scoped(group: str, kind: str) -> bool:
     return (group, kind) in CLUSTER_SCOPED
 
 
+def resource_plural(kind: str) -> str:
+    """The resource name of a kind, as API errors spell it (``jobs``, ``priorityclasses``): the kind in
+    lower case with the English plural ending Kubernetes' RESTMapper guesses for it."""
+    lower = kind.lower()
+    if lower.endswith(("s", "x", "z", "ch", "sh")):
+        return lower + "es"
+    if lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+def already_exists(group: str, kind: str, name: str) -> str:
+    """The API server's AlreadyExists text, ``<resource>.<group> "<name>" already exists``: what the fake
+    API server answers a second create with, and what ``duplicate-object`` predicts."""
+    from jobsetctl.kube.field import go_quote
+
+    return f'{resource_plural(kind)}{f".{group}" if group else ""} {go_quote(name)} already exists'
+
+
 def object_key(obj: Object) -> tuple[str, str, str, str]:
     """(group, kind, namespace, name) of a manifest; tolerant of malformed input."""
     api_version = obj.get("apiVersion")

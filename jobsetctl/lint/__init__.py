@@ -27,6 +27,7 @@ from typing import Any
 from jobsetctl.diagnostics import Finding
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.lint import (
+    gang_exclusive_placement_deadlock,
     gang_min_count_staged,
     jobset_child_job_invalid,
     jobset_coordinator_without_dns,
@@ -73,6 +74,7 @@ LINTS: dict[str, ModuleType] = {
         jobset_child_job_invalid,
         jobset_exclusive_priority_scope,
         gang_min_count_staged,
+        gang_exclusive_placement_deadlock,
         podgroup_scheduler_name_mismatch,
         runtime_gang_both_schedulers,
         runtime_mpi_implementation_empty,

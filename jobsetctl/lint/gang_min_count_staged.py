@@ -22,30 +22,28 @@ Reported on:
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import api
-from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
+from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import Path, go_quote, path_string
-from jobsetctl.kube.podspec import scheduling_group_name, workload_reference
 from jobsetctl.lint.support import (
     CLUSTER_TRAINING_RUNTIME,
     JOB,
-    JOBSET,
     PODGROUP,
     RUNTIME_REF_NAME,
     TRAINING_RUNTIME,
     TRAINJOB,
     WORKLOAD,
+    GangMember,
     coexistence,
+    gang_members,
     group_kind,
     jobset_views,
     lint_doc,
-    memo,
     plan_of,
     rjob_pods,
     runtime_label,
@@ -163,44 +161,7 @@ def _message(min_count: int, tally: _Tally, group: str) -> str:
     )
 
 
-#: What references a gang: ``("pg", namespace, name)`` for 1.36/1.37 PodGroups, and
-#: ``("wl", namespace, workload, pod group, replica key)`` for 1.35 Workload pod groups.
-GangKey = tuple[str, ...]
-
-
-def _members(cluster: ClusterView, default_namespace: str) -> dict[GangKey, list[tuple[str, Object, set[str]]]]:
-    """Gang → the Jobs and JobSets whose pods reference it (with the member replicated jobs of a
-    JobSet), built once per run: every PodGroup and Workload of the inputs looks here."""
-    index: dict[GangKey, list[tuple[str, Object, set[str]]]] = defaultdict(list)
-
-    def keys(pod_spec: Any, namespace: str) -> list[GangKey]:
-        found: list[GangKey] = []
-        group = scheduling_group_name(pod_spec)
-        if group is not None:
-            found.append(("pg", namespace, group))
-        ref = workload_reference(pod_spec)
-        if ref is not None:
-            found.append(("wl", namespace, ref.name, ref.pod_group, ref.replica_key))
-        return found
-
-    for other in cluster.list(*JOB):
-        if isinstance(other, dict):
-            pod_spec = api.as_dict(api.as_dict(api.spec(other).get("template")).get("spec"))
-            for key in keys(pod_spec, api.namespace(other) or default_namespace):
-                index[key].append((JOB[1], other, set()))
-    for other in cluster.list(*JOBSET):
-        if not isinstance(other, dict):
-            continue
-        by_key: dict[GangKey, set[str]] = defaultdict(set)
-        for rjob in api.replicated_jobs(other):
-            for key in keys(api.pod_spec(rjob), api.namespace(other) or default_namespace):
-                by_key[key].add(api.rjob_name(rjob))
-        for key, names in by_key.items():
-            index[key].append((JOBSET[1], other, names))
-    return index
-
-
-def _tally(members: list[tuple[str, Object, set[str]]]) -> _Tally:
+def _tally(members: list[GangMember]) -> _Tally:
     tally = _Tally()
     for kind, other, names in members:
         if kind == JOB[1]:
@@ -212,10 +173,6 @@ def _tally(members: list[tuple[str, Object, set[str]]]) -> _Tally:
     return tally
 
 
-def _index(ctx: AdmissionContext) -> dict[GangKey, list[tuple[str, Object, set[str]]]]:
-    return memo(ctx, RULE.id, lambda cluster: _members(cluster, ctx.default_namespace))
-
-
 def _podgroup(obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:
     gang = api.as_dict(api.as_dict(api.spec(obj).get("schedulingPolicy")).get("gang"))
     min_count = api.as_int(gang.get("minCount"))
@@ -223,7 +180,7 @@ def _podgroup(obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:
     if min_count is None or not name:
         return
     namespace = api.namespace(obj) or ctx.default_namespace
-    tally = _tally(_index(ctx).get(("pg", namespace, name), []))
+    tally = _tally(gang_members(ctx).get(("pg", namespace, name), []))
     if tally.up_front < min_count <= tally.total:
         at: Path = ("spec", "schedulingPolicy", "gang", "minCount")
         yield RULE.finding(_message(min_count, tally, f"PodGroup {go_quote(name)}"), path=path_string(at), at=at)
@@ -235,7 +192,7 @@ def _workload(obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:
         return
     name = api.name(obj)
     namespace = api.namespace(obj) or ctx.default_namespace
-    index = _index(ctx)
+    index = gang_members(ctx)
     for position, group in enumerate(api.as_list(api.spec(obj).get("podGroups"))):
         group_name = api.as_dict(group).get("name")
         gang = api.as_dict(api.as_dict(api.as_dict(group).get("policy")).get("gang"))

@@ -191,6 +191,78 @@ def coexistence(js: Any, members: set[str]) -> Coexistence:
     return Coexistence(first, waiting)
 
 
+# --- gangs: which inputs' pods reference which gang ----------------------------------------------
+
+#: A gang: ``("pg", namespace, name)`` for a 1.36/1.37 PodGroup, ``("wl", namespace, workload, pod group,
+#: replica key)`` for a 1.35 Workload pod group (each replica key is a gang of its own).
+GangKey = tuple[str, ...]
+#: An input whose pods join a gang: its kind (``Job`` or ``JobSet``), the object, and for a JobSet the
+#: replicated jobs whose pod template names the gang.
+GangMember = tuple[str, Object, set[str]]
+
+
+def gang_keys(pod_spec: Any, namespace: str) -> list[GangKey]:
+    """The gangs a pod template names (``schedulingGroup``, 1.35 ``workloadRef``)."""
+    from jobsetctl.kube.podspec import scheduling_group_name, workload_reference
+
+    found: list[GangKey] = []
+    group = scheduling_group_name(pod_spec)
+    if group is not None:
+        found.append(("pg", namespace, group))
+    ref = workload_reference(pod_spec)
+    if ref is not None:
+        found.append(("wl", namespace, ref.name, ref.pod_group, ref.replica_key))
+    return found
+
+
+def gang_members(ctx: AdmissionContext) -> dict[GangKey, list[GangMember]]:
+    """Gang → the Jobs and JobSets among the inputs whose pods reference it, built once per run."""
+    return memo(ctx, "gang-members", lambda cluster: _gang_members(cluster, ctx.default_namespace))
+
+
+def _gang_members(cluster: ClusterView, default_namespace: str) -> dict[GangKey, list[GangMember]]:
+    index: dict[GangKey, list[GangMember]] = {}
+    for other in cluster.list(*JOB):
+        if isinstance(other, dict):
+            pod_spec = api.as_dict(api.as_dict(api.spec(other).get("template")).get("spec"))
+            for key in gang_keys(pod_spec, api.namespace(other) or default_namespace):
+                index.setdefault(key, []).append((JOB[1], other, set()))
+    for other in cluster.list(*JOBSET):
+        if not isinstance(other, dict):
+            continue
+        by_key: dict[GangKey, set[str]] = {}
+        for rjob in api.replicated_jobs(other):
+            for key in gang_keys(api.pod_spec(rjob), api.namespace(other) or default_namespace):
+                by_key.setdefault(key, set()).add(api.rjob_name(rjob))
+        for key, names in by_key.items():
+            index.setdefault(key, []).append((JOBSET[1], other, names))
+    return index
+
+
+def gang_label(key: GangKey) -> str:
+    """How messages name a gang: ``PodGroup "pg"``, ``pod group "g" of Workload "w"``."""
+    if key[0] == "pg":
+        return f"PodGroup {go_quote(key[2])}"
+    replica = f" replica {go_quote(key[4])}" if key[4] else ""
+    return f"pod group {go_quote(key[3])}{replica} of Workload {go_quote(key[2])}"
+
+
+def gang_min_count(cluster: ClusterView, key: GangKey) -> int | None:
+    """The ``minCount`` of a gang's PodGroup (or 1.35 Workload pod group) among the inputs; None when the
+    group is missing or not a gang (``basic``)."""
+    if key[0] == "pg":
+        group = cluster.get(SCHEDULING, PODGROUP[1], key[1], key[2])
+        policy = api.as_dict(api.spec(group).get("schedulingPolicy")) if isinstance(group, dict) else {}
+        return api.as_int(api.as_dict(policy.get("gang")).get("minCount"))
+    workload = cluster.get(SCHEDULING, WORKLOAD[1], key[1], key[2])
+    if not isinstance(workload, dict):
+        return None
+    for group in api.as_list(api.spec(workload).get("podGroups")):
+        if api.as_dict(group).get("name") == key[3]:
+            return api.as_int(api.as_dict(api.as_dict(api.as_dict(group).get("policy")).get("gang")).get("minCount"))
+    return None
+
+
 # --- TrainJobs: their runtime and what the controller builds --------------------------------------
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from jobsetctl.diagnostics import Report
-from jobsetctl.gang import describe
+from jobsetctl.gang import deadlock_warning, describe
 from jobsetctl.render.capture import printable
 from jobsetctl.render.emit import check_output_dir, dump, write_directory
 from jobsetctl.render.pipeline import Rendered, RenderOptions, RenderOutcome, render
@@ -66,6 +66,9 @@ def notes(rendered: Rendered) -> list[str]:
                      f"(--feature-gates Name=false shows a cluster without one)")
     for plan in rendered.plans:
         lines.append(f"--gang generated for {describe(plan)}")
+        warning = deadlock_warning(plan)
+        if warning is not None:
+            lines.append(warning)
     if rendered.passed_over:
         lines.append(f"passed over what is no API object: {'; '.join(rendered.passed_over)}")
     for index, pretence in enumerate(rendered.stages, start=1):

@@ -25,6 +25,7 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.kube.scheduling",
     "jobsetctl.kube.priority",
     "jobsetctl.reference",
+    "jobsetctl.duplicates",
     "jobsetctl.lint",
     "jobsetctl.jobset.podwebhook",
     "jobsetctl.fakecluster.podadmission",

@@ -9,6 +9,7 @@ users write by hand for Kubernetes 1.36.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -326,3 +327,41 @@ def test_job_mode_gets_one_pod_group_per_job_from_the_job_controller() -> None:
         owner = pod["metadata"]["ownerReferences"][0]["name"]
         group = next(g for g in groups if g["metadata"]["ownerReferences"][0]["name"] == owner)
         assert pod["spec"]["schedulingGroup"] == {"podGroupName": group["metadata"]["name"]}
+
+
+EXCLUSIVE_JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: exclusive
+  annotations:
+    alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        template:
+          spec:
+            containers: [{name: worker, image: busybox}]
+"""
+
+
+def test_render_gang_warns_when_exclusive_placement_would_deadlock_the_generated_gang(tmp_path: Path) -> None:
+    """``render --gang jobset`` of an exclusive-placement JobSet: one line on stderr, objects still printed."""
+    exclusive = tmp_path / "exclusive.yaml"
+    exclusive.write_text(EXCLUSIVE_JOBSET)
+    result = render_cli("--gang", "jobset", str(exclusive))
+    assert result.exit == 0 and "kind: PodGroup" in result.stdout
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("jobsetctl render: warning: JobSet exclusive")]
+    assert len(warnings) == 1 and "(gang-exclusive-placement-deadlock)" in warnings[0]
+    assert "needs minCount 8 but only 2 pods can exist before a leader is scheduled" in warnings[0]
+
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(EXCLUSIVE_JOBSET.replace(
+        "  annotations:\n    alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool\n", ""))
+    result = render_cli("--gang", "jobset", str(plain))
+    assert result.exit == 0 and "warning:" not in result.stderr
