@@ -55,6 +55,11 @@ GatesOption = Annotated[
     str | None,
     typer.Option("--feature-gates", help="Kubernetes, JobSet and Trainer gates, e.g. InPlaceRestart=true,RestartJob=true."),
 ]
+#: render and simulate; None: jobsetctl.simulate.limits.MAX_OBJECTS (not imported here: --version stays light).
+MaxObjectsOption = Annotated[
+    int | None,
+    typer.Option("--max-objects", min=1, help="Refuse inputs that would make the controllers create more objects than this, and stop a run that does (default 50,000): bounded time and memory."),
+]
 
 
 @app.command()

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, app
+from jobsetctl.cli.app import GatesOption, KubeVersionOption, MaxObjectsOption, app
 from jobsetctl.status import ExitStatus
 
 
@@ -41,12 +41,14 @@ def render(
     seed: Annotated[int, typer.Option("--seed", help="Seed of generated names and UIDs; same seed, same bytes.")] = 0,
     runtimes: Annotated[list[str] | None, typer.Option("--runtimes", help="Files or directories with (Cluster)TrainingRuntimes to resolve runtimeRef against.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
+    max_objects: MaxObjectsOption = None,
 ) -> int:
     """Print everything the Trainer, JobSet and Job controllers would create for the manifests, offline
     and deterministic: inputs as admission leaves them, then created objects in creation order."""
     from jobsetctl.cli.options import validate_options
     from jobsetctl.gang import parse_gang_options
     from jobsetctl.render import RenderOptions, execute
+    from jobsetctl.simulate.limits import MAX_OBJECTS
 
     options = RenderOptions(
         validate=validate_options(paths or [], kubernetes_version, feature_gates, None, None, runtimes or [], [], None,
@@ -57,6 +59,7 @@ def render(
         all_stages=all_stages,
         gang=parse_gang_options(gang.value, topology, priority_class, disruption_mode),
         seed=seed,
+        max_objects=max_objects or MAX_OBJECTS,
     )
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     outcome = execute(options, sys.stdout, sys.stderr, color=color)

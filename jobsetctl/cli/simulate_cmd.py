@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, app
+from jobsetctl.cli.app import GatesOption, KubeVersionOption, MaxObjectsOption, app
 from jobsetctl.status import ExitStatus, UsageError
 
 
@@ -46,17 +46,19 @@ def simulate(
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (generated names); same seed, same timeline.")] = 0,
     kubernetes_version: KubeVersionOption = None,
     feature_gates: GatesOption = None,
+    max_objects: MaxObjectsOption = None,
 ) -> int:
     """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
     failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
     from jobsetctl.cli.reporters import REPORTERS
     from jobsetctl.simulate.command import OutputOptions, execute
+    from jobsetctl.simulate.limits import MAX_OBJECTS
     from jobsetctl.simulate.runner import SimulateOptions
 
     color = output is SimulateFormat.text and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     options = SimulateOptions(
         paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
-        kubernetes_version=kubernetes_version, feature_gates=feature_gates,
+        kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
     )
     outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout, sys.stderr)
     if outcome.report is not None:

@@ -87,6 +87,8 @@ class RenderOptions:
     all_stages: bool = False
     gang: GangOptions = field(default_factory=GangOptions)
     seed: int = 0
+    #: ``--max-objects``: the guard of :mod:`jobsetctl.simulate.limits`.
+    max_objects: int = limits.MAX_OBJECTS
 
 
 @dataclass(slots=True)
@@ -149,7 +151,8 @@ def render(options: RenderOptions) -> RenderOutcome:
     if outcome.report.errors:
         return RenderOutcome(report=outcome.report)
     records = [c.record for c in outcome.checked if _is_api_object(c.record.obj)]
-    too_large = limits.estimate(records, pods=options.pods or options.all_stages, command="render")
+    too_large = limits.estimate(records, pods=options.pods or options.all_stages, command="render",
+                                max_objects=options.max_objects)
     if too_large:
         return RenderOutcome(report=Report(too_large, files=outcome.report.files, objects=outcome.report.objects))
     inputs = [record.obj for record in records]
@@ -274,7 +277,7 @@ def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordere
     cluster = FakeCluster(ClusterOptions(vopts.version, gates, seed=options.seed, simulate=False,
                                          create_pods=options.pods or options.all_stages))
     capture = Capture(cluster.api)
-    budget = limits.ObjectBudget(cluster.clock)
+    budget = limits.ObjectBudget(cluster.clock, options.max_objects)
     cluster.api.subscribe(budget)
     _install_context(cluster, ordered, vopts)
     capture.active = True

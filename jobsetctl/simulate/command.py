@@ -88,7 +88,7 @@ def execute(
 ) -> SimulateOutcome:
     for option, path in (("--trace", outputs.trace), ("--svg", outputs.svg), ("--html", outputs.html)):
         _check_target(option, path)
-    inputs = load_inputs(list(options.paths), options.nodes_file)
+    inputs = load_inputs(list(options.paths), options.nodes_file, options.max_objects)
     if inputs.errors:
         return SimulateOutcome(report=Report(inputs.diagnostics, files=inputs.files,
                                              objects=len(inputs.all_records())))

@@ -64,7 +64,7 @@ def _load_sources(sources: list[Source], cache: dict[str, LoadedFile]) -> list[L
     return loaded
 
 
-def load_inputs(paths: list[str], nodes_file: str | None) -> Inputs:
+def load_inputs(paths: list[str], nodes_file: str | None, max_objects: int = limits.MAX_OBJECTS) -> Inputs:
     """Read the inputs. Raises :class:`UsageError` when there is nothing to read at all."""
     if not paths:
         raise UsageError("no input: give a Scenario file, manifests (files or directories), or - for stdin")
@@ -105,7 +105,7 @@ def load_inputs(paths: list[str], nodes_file: str | None) -> Inputs:
         _load_nodes_file(nodes_file, inputs)
     _check_node_names(inputs)
     if not inputs.errors:
-        _check_size(inputs)
+        _check_size(inputs, max_objects)
     inputs.diagnostics.sort(key=Diagnostic.sort_key)
     return inputs
 
@@ -169,7 +169,7 @@ def _load_nodes_file(path: str, inputs: Inputs) -> None:
             ))
 
 
-def _check_size(inputs: Inputs) -> None:
+def _check_size(inputs: Inputs, max_objects: int) -> None:
     """Bounded time and memory (:mod:`jobsetctl.simulate.limits`): the nodes of ``--nodes`` and of Node
     manifests on top of the pools (which the Scenario parser counted), and the objects the inputs would
     make the controllers create."""
@@ -185,7 +185,8 @@ def _check_size(inputs: Inputs) -> None:
                 f"{record.ref.kind} {record.ref.name}: {limits.node_limit_message(total)}", object=record.ref,
             ))
             return
-    inputs.diagnostics.extend(limits.estimate(inputs.all_records(), pods=True, command="simulate"))
+    inputs.diagnostics.extend(
+        limits.estimate(inputs.all_records(), pods=True, command="simulate", max_objects=max_objects))
 
 
 def _check_node_names(inputs: Inputs) -> None:

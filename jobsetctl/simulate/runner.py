@@ -69,6 +69,8 @@ class SimulateOptions:
     kubernetes_version: str | None = None
     #: ``--feature-gates`` as given ("A=true,B=false"); overrides the Scenario's gates one by one.
     feature_gates: str | None = None
+    #: ``--max-objects``: the guard of :mod:`jobsetctl.simulate.limits`.
+    max_objects: int = limits.MAX_OBJECTS
 
 
 @dataclass(slots=True)
@@ -81,6 +83,7 @@ class Plan:
     #: Gates simulate turned on because the inputs need them (not set by the user).
     enabled_gates: list[str]
     until: float | None
+    max_objects: int = limits.MAX_OBJECTS
 
 
 @dataclass(slots=True)
@@ -136,7 +139,7 @@ def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
     objects = [record.obj for record in inputs.all_records()]
     gates, enabled = turned_on(explicit, needed_gates(objects, version))
     until = options.until if options.until is not None else (scenario.until if scenario else None)
-    return Plan(inputs, version, gates, enabled, until)
+    return Plan(inputs, version, gates, enabled, until, options.max_objects)
 
 
 class Idle(Exception):
@@ -199,7 +202,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
-    cluster.api.subscribe(limits.ObjectBudget(cluster.clock))
+    cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))
     _create_nodes(cluster, ledger, inputs)
     _install_runtimes(cluster, inputs)
     progress = IdleDetector(cluster, ledger)

@@ -376,7 +376,7 @@ def test_a_jobset_that_would_make_too_many_objects(
     assert simulate_rows(capsys, path) == [
         ("simulation-too-large", *simulate_at,
          f"spec.replicatedJobs[1].{field}: JobSet everything would make the controllers create {simulate_what}; "
-         "simulate models at most 50,000 objects"),
+         "simulate models at most 50,000 objects (raise with --max-objects)"),
     ]
     rendered = cli(["render", str(path)], capsys)  # no --pods: only the Jobs count
     if render_at is None:
@@ -386,8 +386,26 @@ def test_a_jobset_that_would_make_too_many_objects(
     assert rendered.stderr.splitlines()[:2] == [
         str(path),
         f"  {render_at[0]}:{render_at[1]}  error   spec.replicatedJobs[1].replicas: JobSet everything would make the "
-        f"controllers create {render_what}; render models at most 50,000 objects  [input/simulation-too-large]",
+        f"controllers create {render_what}; render models at most 50,000 objects (raise with --max-objects)  [input/simulation-too-large]",
     ]
+
+
+def test_max_objects_moves_the_limit_both_ways(tmp_path: Path, capsys: Capsys) -> None:
+    """``--max-objects``: a larger run is legitimate when asked for; a smaller guard bites earlier."""
+    path = tmp_path / "jobset.yaml"
+    path.write_text(JOBSET.replace("REPLICAS", "100").replace("PARALLELISM", "1").replace("COMPLETIONS", "1"))
+    # 101 Jobs and 101 pods: within the default, beyond a limit of 150 (no hint when the user set it).
+    assert cli(["simulate", "-o", "json", str(path)], capsys).status == ExitStatus.SUCCESS
+    assert simulate_rows(capsys, path, "--max-objects", "150") == [
+        ("simulation-too-large", 12, 5, "spec.replicatedJobs[1].replicas: JobSet everything would make the "
+                                        "controllers create 101 Jobs and 101 pods; simulate models at most 150 objects"),
+    ]
+    rendered = cli(["render", "--pods", "--max-objects", "150", str(path)], capsys)
+    assert rendered.status == ExitStatus.FINDINGS and rendered.stdout == ""
+    assert "render models at most 150 objects  [input/simulation-too-large]" in rendered.stderr
+    assert cli(["render", "--pods", "--max-objects", "250", str(path)], capsys).status == ExitStatus.SUCCESS
+    bad = cli(["simulate", "--max-objects", "0", str(path)], capsys)
+    assert bad.status == ExitStatus.USAGE and "--max-objects" in bad.stderr
 
 
 def test_a_trainjob_of_too_many_nodes(tmp_path: Path, capsys: Capsys) -> None:
@@ -397,10 +415,10 @@ def test_a_trainjob_of_too_many_nodes(tmp_path: Path, capsys: Capsys) -> None:
     path.write_text(text.replace("    numNodes: 2\n", "    numNodes: 60000\n"))
     assert simulate_rows(capsys, path) == [
         ("simulation-too-large", 16, 5, "spec.trainer.numNodes: TrainJob seed-trainjob would make the controllers "
-                                        "create 60,000 pods; simulate models at most 50,000 objects"),
+                                        "create 60,000 pods; simulate models at most 50,000 objects (raise with --max-objects)"),
     ]
     rendered = cli(["render", "--pods", str(path)], capsys)
     assert rendered.status == ExitStatus.FINDINGS and rendered.stdout == ""
     assert rendered.stderr.splitlines()[1] == (
         "  16:5  error   spec.trainer.numNodes: TrainJob seed-trainjob would make the controllers create 60,000 pods; "
-        "render models at most 50,000 objects  [input/simulation-too-large]")
+        "render models at most 50,000 objects (raise with --max-objects)  [input/simulation-too-large]")
