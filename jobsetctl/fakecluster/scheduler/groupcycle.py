@@ -316,9 +316,10 @@ class GroupCycle:
             self.succeed(state, items, entry, placement, initial=False)
             return
         message = self.why(spec, placement, bound_nodes, need)
-        per_pod = self.failure_messages(placement)
+        diagnoses = self.diagnoses(placement)  # while the group's assumed pods still hold their nodes
+        per_pod = {uid: messages.fit_error(diagnosis) for uid, diagnosis in diagnoses.items()}
         self.placer.rollback(placement)
-        per_pod.update(self.preempt_after_failure(key, spec, pods, bound_nodes, need, placement))
+        per_pod.update(self.preempt_after_failure(key, spec, pods, bound_nodes, need, placement, diagnoses))
         self.fail(state, items, entry, message, placement=placement, per_pod=per_pod)
 
     def place(self, key: GroupKey, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str], need: int,
@@ -418,8 +419,12 @@ class GroupCycle:
         return True
 
     def preempt_after_failure(self, key: GroupKey, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str],
-                              need: int, placement: Placement) -> dict[str, str]:
-        """Preemption after a failed group cycle; returns per-pod failure texts it produced."""
+                              need: int, placement: Placement, diagnoses: dict[str, Diagnosis]) -> dict[str, str]:
+        """Preemption after a failed group cycle; returns per-pod failure texts it produced.
+
+        ``diagnoses`` are the failed pods' filter results from the cycle, taken before the group's
+        assumed pods were rolled back: DefaultPreemption's PostFilter works from the statuses of the
+        pod's own cycle (a diagnosis taken afterwards found every node free and said nothing)."""
         s = self.s
         if key[0] == VOLCANO_GROUP:
             return {}
@@ -438,7 +443,7 @@ class GroupCycle:
         if plugin is None:
             return texts
         for pod, _state, prefilter in placement.failed:
-            diagnosis = framework.diagnose(CycleState(pod), prefilter)
+            diagnosis = diagnoses.get(pod.uid) or framework.diagnose(CycleState(pod), prefilter)
             result = plugin.post_filter(CycleState(pod), diagnosis)  # type: ignore[attr-defined]
             if result is None:
                 continue
@@ -450,13 +455,14 @@ class GroupCycle:
         return texts
 
     # ---- messages ----------------------------------------------------------------------------------
+    def diagnoses(self, placement: Placement) -> dict[str, Diagnosis]:
+        """Filter results of every pod that found no node, evaluated in the placement's scope."""
+        return {pod.uid: self.s.framework_for(pod).diagnose(state, prefilter)
+                for pod, state, prefilter in placement.failed}
+
     def failure_messages(self, placement: Placement) -> dict[str, str]:
         """FitError text of every pod that found no node, evaluated in the placement's scope."""
-        out: dict[str, str] = {}
-        for pod, state, prefilter in placement.failed:
-            diagnosis = self.s.framework_for(pod).diagnose(state, prefilter)
-            out[pod.uid] = messages.fit_error(diagnosis)
-        return out
+        return {uid: messages.fit_error(diagnosis) for uid, diagnosis in self.diagnoses(placement).items()}
 
     def why(self, spec: GroupSpec, placement: Placement, bound_nodes: list[str], need: int) -> str:
         """``gang 5/8 placeable: 3 pods Insufficient nvidia.com/gpu in rack-2``."""
