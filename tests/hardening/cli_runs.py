@@ -90,3 +90,16 @@ def tree(root: Path) -> list[tuple[str, int]]:
 def temporary_files(root: Path) -> list[str]:
     """Leftovers of atomic writes (``.<name>.<random>.tmp``) anywhere under ``root``."""
     return sorted(str(p.relative_to(root)) for p in root.rglob(".*.tmp"))
+
+
+#: A plain two-pod Job that runs an hour: the submission of most scenario tests.
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  parallelism: 2
+  template:
+    metadata: {annotations: {jobsetctl.dev/duration: 1h}}
+    spec: {restartPolicy: Never, containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
+"""

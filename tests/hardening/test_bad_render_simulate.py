@@ -23,7 +23,7 @@ import pytest
 
 from jobsetctl.simulate import limits
 from jobsetctl.status import ExitStatus
-from tests.hardening.cli_runs import cli
+from tests.hardening.cli_runs import JOB, cli
 from tests.hardening.harness import SEEDS, Outcome, assert_sane, run_subprocess
 from tests.helpers import dedent
 
@@ -169,17 +169,6 @@ spec:
   - {at: 0s, files: [job.yaml]}
   actions:
   - {at: 30m, failNode: node-0}
-"""
-
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: j}
-spec:
-  parallelism: 2
-  template:
-    metadata: {annotations: {jobsetctl.dev/duration: 1h}}
-    spec: {restartPolicy: Never, containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
 """
 
 

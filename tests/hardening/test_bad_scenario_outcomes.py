@@ -15,22 +15,11 @@ from typing import Any
 import pytest
 
 from jobsetctl.status import ExitStatus
-from tests.hardening.cli_runs import cli
+from tests.hardening.cli_runs import JOB, cli
 from tests.hardening.harness import Outcome, assert_sane
 from tests.helpers import dedent
 
 Capsys = pytest.CaptureFixture[str]
-
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: j}
-spec:
-  parallelism: 2
-  template:
-    metadata: {annotations: {jobsetctl.dev/duration: 1h}}
-    spec: {restartPolicy: Never, containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
-"""
 
 
 def write(tmp_path: Path, text: str, name: str = "scenario.yaml") -> Path:
