@@ -393,5 +393,5 @@ def test_objects_the_estimate_cannot_see_are_counted_while_running(command: str)
     assert report[1].startswith(
         "  25:1  error   TrainJob wide-job: the controllers created more than 50,000 objects by 0s (the last: Pod "
         "default/wide-job-node-0-")
-    assert report[1].endswith(f"); {command} models at most 50,000 objects and stopped  [input/simulation-too-large]")
+    assert report[1].endswith(f"); {command} models at most 50,000 objects and stopped (raise with --max-objects)  [input/simulation-too-large]")
     assert seconds < 300
