@@ -71,7 +71,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobsetctl.jobset import api as jsapi
-from jobsetctl.jobset.render import leader_first_topology
+from jobsetctl.jobset.render import leader_first_topology, pods_before_leader
 from jobsetctl.kube.podspec import priority_class_name, scheduling_group_name, workload_reference
 from jobsetctl.kube.versions import KubeVersion
 from jobsetctl.reference import pods_per_job
@@ -346,12 +346,10 @@ def _with_leaders(leaf: LeafGroup, js: dict[str, Any], members: list[tuple[dict[
     Job's leader (completion index 0) is scheduled, the Job has that one pod (jobset.md §3.6)."""
     up_front = 0
     for rjob, replicas, per_job in members:
-        topology = leader_first_topology(js, rjob) if per_job > 1 else None
-        if topology is None:
-            up_front += per_job if per_job_mode else replicas * per_job
-            continue
-        leaf.exclusive = leaf.exclusive or topology
-        up_front += 1 if per_job_mode else replicas
+        before = pods_before_leader(js, rjob, per_job)
+        if before < per_job:
+            leaf.exclusive = leaf.exclusive or leader_first_topology(js, rjob)
+        up_front += before if per_job_mode else replicas * before
     if leaf.exclusive is not None:
         leaf.up_front = up_front
     return leaf

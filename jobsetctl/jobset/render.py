@@ -160,6 +160,14 @@ def leader_first_topology(js: Any, rjob: Any) -> str | None:
     return placement.get(api.EXCLUSIVE_TOPOLOGY_KEY)
 
 
+def pods_before_leader(js: Any, rjob: Any, per_job: int) -> int:
+    """Pods one child Job of the replicated job can have before its leader is scheduled: the leader
+    alone when the pod webhooks hold back its followers (:func:`leader_first_topology`), else all
+    ``per_job``. What ``gang-exclusive-placement-deadlock`` and ``render --gang`` weigh a gang's
+    ``minCount`` against."""
+    return 1 if per_job > 1 and leader_first_topology(js, rjob) is not None else per_job
+
+
 def _label_and_annotate(target_meta: dict[str, Any], keys: dict[str, str], placement: dict[str, str]) -> None:
     """Add the JobSet keys over the object's own labels/annotations (JobSet keys win)."""
     labels = {str(k): v for k, v in api.as_dict(target_meta.get("labels")).items()}

@@ -37,7 +37,7 @@ from typing import Any
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import api
-from jobsetctl.jobset.render import leader_first_topology
+from jobsetctl.jobset.render import leader_first_topology, pods_before_leader
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import Path, go_quote, path_string
 from jobsetctl.lint.support import (
@@ -167,11 +167,11 @@ def _count(members: list[GangMember], obj: Object, default_namespace: str) -> _C
                 continue
             replicas, per_job = max(0, api.replicas(rjob)), pods_per_job(api.job_spec(rjob))
             pods = replicas * per_job
+            before = pods_before_leader(other, rjob, per_job)
             count.staged += pods
-            if leader_first_topology(other, rjob) is None or per_job <= 1:
-                count.up_front += pods
+            count.up_front += replicas * before
+            if before == per_job:
                 continue
-            count.up_front += replicas
             count.leaders += replicas
             count.held.append(f"{go_quote(api.rjob_name(rjob))} of JobSet {go_quote(api.name(other))}: "
                               f"{replicas} leader{'s' * (replicas != 1)} of {pods} pods")

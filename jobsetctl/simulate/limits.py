@@ -29,6 +29,7 @@ from typing import Any
 
 from jobsetctl.diagnostics import Diagnostic, Layer, Severity
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType, controller_of
+from jobsetctl.kinds.index import object_key
 from jobsetctl.kube.field import Path, path_string
 from jobsetctl.loader.objects import ObjectRecord
 from jobsetctl.rules.registry import define
@@ -94,8 +95,7 @@ class Estimate:
 def estimate_one(obj: dict[str, Any], pods: bool) -> Estimate | None:
     """Jobs and pods a JobSet, a Job or a TrainJob would create (pods only when ``pods``), or None for
     other kinds."""
-    group = str(obj.get("apiVersion", "")).partition("/")[0] if "/" in str(obj.get("apiVersion", "")) else ""
-    kind = obj.get("kind")
+    group, kind = object_key(obj)[:2]
     raw_spec = obj.get("spec")
     spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     if (group, kind) == JOB:
