@@ -411,3 +411,12 @@ def test_a_trainjob_of_too_many_nodes(tmp_path: Path, capsys: Capsys) -> None:
     assert rendered.stderr.splitlines()[1] == (
         "  16:5  error   spec.trainer.numNodes: TrainJob seed-trainjob would make the controllers create 60,000 pods; "
         "render models at most 50,000 objects (raise with --max-objects)  [input/simulation-too-large]")
+
+
+def test_max_objects_help_names_the_default_the_guard_uses() -> None:
+    # The option is declared where --version must stay light (jobsetctl/cli/app.py), so its help text
+    # spells the default out instead of importing it: this keeps the two the same.
+    from jobsetctl.cli.app import MaxObjectsOption
+
+    option = MaxObjectsOption.__metadata__[0]
+    assert f"(default {limits.MAX_OBJECTS:,})" in option.help
