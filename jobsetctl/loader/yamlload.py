@@ -506,32 +506,59 @@ def _structure_bound(text: str) -> int:
     return bound
 
 
-def _depth_violation(text: str) -> LoadProblem | None:
-    """Walk the event stream (no recursion) and report the first point deeper than MAX_DEPTH."""
-    parser = CParser(text)
+#: libyaml 0.2.6 (bundled with PyYAML 6.0.3+ wheels) refuses nesting beyond 1,000 levels in its scanner, which
+#: may scan a whole flow collection ahead of the first event; older libyaml has no such limit. The user-facing
+#: rule must not depend on which libyaml the wheel carries.
+_LIBYAML_NESTING_LIMIT = "exceeded maximum nesting depth"
+
+
+def _is_nesting_limit(exc: yaml.YAMLError) -> bool:
+    return _LIBYAML_NESTING_LIMIT in (getattr(exc, "problem", None) or str(exc))
+
+
+def _walk_depth(events: Iterator[Any]) -> LoadProblem | None:
+    """Report the first start event deeper than MAX_DEPTH in an event stream (no recursion)."""
     depth = 0
+    for event in events:
+        cls = event.__class__
+        if cls is MappingStartEvent or cls is SequenceStartEvent:
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                return LoadProblem(
+                    "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep",
+                    mark.line if mark else 0, mark.column if mark else 0,
+                )
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            depth -= 1
+    return None
+
+
+def _c_events(parser: CParser) -> Iterator[Any]:
+    while (event := parser.get_event()) is not None:
+        yield event
+        if event.__class__.__name__ == "StreamEndEvent":
+            return
+
+
+def _depth_violation(text: str) -> LoadProblem | None:
+    """Walk the event stream (no recursion) and report the first point deeper than MAX_DEPTH.
+
+    When libyaml stops at its own nesting limit before we reach ours, the pure-Python parser (no limit,
+    lazy) walks the same text; it stops at level MAX_DEPTH + 1, so its cost is bounded by that prefix.
+    """
+    parser = CParser(text)
     try:
-        while True:
-            event = parser.get_event()
-            if event is None:
-                return None
-            cls = event.__class__
-            if cls is MappingStartEvent or cls is SequenceStartEvent:
-                depth += 1
-                if depth > MAX_DEPTH:
-                    mark = event.start_mark
-                    return LoadProblem(
-                        "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep",
-                        mark.line if mark else 0, mark.column if mark else 0,
-                    )
-            elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                depth -= 1
-            elif event.__class__.__name__ == "StreamEndEvent":
-                return None
-    except yaml.YAMLError:
-        return None  # the composer will report the syntax error with its position
+        return _walk_depth(_c_events(parser))
+    except yaml.YAMLError as exc:
+        if not _is_nesting_limit(exc):
+            return None  # the composer will report the syntax error with its position
     finally:
         parser.dispose()
+    try:
+        return _walk_depth(yaml.parse(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
 
 
 def syntax_problem(exc: yaml.YAMLError) -> LoadProblem:
@@ -606,6 +633,11 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
     except yaml.reader.ReaderError as exc:
         return documents, [_reader_problem(exc, text)]
     except yaml.YAMLError as exc:
+        if _is_nesting_limit(exc):
+            # Depth between the structure bound and libyaml's limit: report our rule, at our level.
+            deep = _depth_violation(text)
+            if deep is not None:
+                return documents, [deep]
         return documents, [syntax_problem(exc)]
     finally:
         parser.dispose()

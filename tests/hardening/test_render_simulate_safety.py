@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -108,12 +110,33 @@ def _many_jobs(tmp_path: Path, replicas: int) -> Path:
 
 @posix_only
 def test_ctrl_c_while_rendering_creates_no_output_directory(tmp_path: Path) -> None:
-    inputs = _many_jobs(tmp_path, 3000)
-    busy = iter(range(4000))
-    done, sent = interrupt_when(["render", str(inputs), "--output-dir", str(tmp_path / "out")],
-                                lambda: next(busy, None) is None, cwd=tmp_path)
-    assert sent and done.returncode == ExitStatus.INTERRUPTED
-    assert done.stderr.decode() == "jobsetctl: interrupted\n" and done.stdout == b""
+    """SIGINT once the child has read its input (a known stage, not a guessed delay): every output is built
+    before the first write, so the interrupt, landing while the 3,000 Jobs are computed, leaves nothing.
+
+    The input comes on stdin, padded past the pipe's buffer (64 KiB on Linux) so that our write returns
+    only once the child, past its imports, is reading it. A fixed count of sleeps here once fired before
+    the child had started on an idle machine, or after it had finished on a loaded one."""
+    document = _many_jobs(tmp_path, 3000).read_bytes()
+    padding = b"# padding so that the pipe fills up\n" * 20_000  # about 700 KiB
+    reader, writer = os.pipe()
+    process = subprocess.Popen(
+        [*jobsetctl_executable(), "render", "-", "--output-dir", str(tmp_path / "out")],
+        stdin=reader, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"}, start_new_session=True,
+    )
+    os.close(reader)
+    try:
+        with os.fdopen(writer, "wb") as stdin:
+            stdin.write(padding + document)  # returns once all but the last pipe-buffer's worth was read
+        assert process.poll() is None, "finished before the interrupt: make the input bigger"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == ExitStatus.INTERRUPTED, err
+    assert err.decode() == "jobsetctl: interrupted\n" and out == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["many.yaml"]
 
 
