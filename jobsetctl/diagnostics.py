@@ -37,6 +37,10 @@ class Layer(StrEnum):
     WEBHOOK = "webhook"
     #: Checks across objects: runtime references, PodGroup references, priorities.
     REFERENCE = "reference"
+    #: Admitted by the API server, but a later creation or admission fails and the workload never runs
+    #: (a child Job the API server refuses, a TrainJob's JobSet the JobSet webhook refuses, a Kueue workload
+    #: that can never be admitted). Issue #13 moves those findings here.
+    CONSEQUENCE = "consequence"
     #: Accepted upstream, regretted later.
     LINT = "lint"
 
