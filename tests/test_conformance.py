@@ -18,14 +18,18 @@ What the spec predicts:
   no ``initializer`` volumeMount (trainer.md §3.16 #8, rejected by J3 of §2.4). The shipped runtimes are
   accepted.
 * Other kinds (RBAC, an Argo Workflow, Prometheus objects, the kind cluster config, a
-  ResourceClaimTemplate, a Kueue ClusterQueue/LocalQueue) are passed over with an ``unknown-kind`` note
-  each and no error (shared/upstream/README.md).
+  ResourceClaimTemplate) are passed over with an ``unknown-kind`` note each and no error
+  (shared/upstream/README.md). Kueue's kinds are checked (scheduling.md §2.1): the tpu-multislice
+  ResourceFlavor, ClusterQueue and LocalQueue are accepted.
 * Example files of one directory that reuse an object name (``js`` in ``failure-policy/`` and
   ``in-place-restart/``, the TrainJob ``lammps-flux`` in ``flux/``) define it twice in the directory as
   one input: ``duplicate-object``, a warning on the later file (``kubectl create`` refuses it, ``apply``
   keeps the last).
 * None of this depends on the Kubernetes release for the JobSet and Trainer examples: the same on 1.35,
   1.36 and 1.37.
+* Kueue examples (scheduling.md §2): every Kueue object, at either served version, is accepted; the
+  kinds jobsetctl does not model are passed over; setup files of one directory that define the same
+  queues are alternatives, so the directory defines them twice (``duplicate-object``).
 """
 
 from __future__ import annotations
@@ -88,7 +92,6 @@ DEFAULT: dict[str, Expected] = {
     "jobset/examples/prometheus-operator/prometheus.yaml": Expected(passed_over(5), README),
     "jobset/examples/startup-policy/startup-driver-ready.yaml": Expected(
         ((INFO, "jobset-startup-in-order"),), "jobset.md §1.2: startupPolicy is deprecated in favour of dependsOn"),
-    "jobset/examples/tpu-multislice/kueue-config.yaml": Expected(passed_over(3), README),
     "trainer/examples/flux/lammps-train-job.yaml": Expected((DUPLICATE,), REDEFINES),
     "trainer/examples/yaml/05-multi-step.yaml": Expected(
         ((ERROR, "trainjob-initializer-volume-mount-missing"),),
@@ -254,7 +257,53 @@ def test_workload_aware_scheduling_examples_are_all_1_36_shapes() -> None:
     assert kinds == Counter({"Workload": 5, "PodGroup": 5})
 
 
+# --- Kueue examples ---------------------------------------------------------------------------------
+
+KUEUE_EXAMPLES = UPSTREAM / "kueue" / "examples"
+KUEUE_FILES = _files(KUEUE_EXAMPLES)
+KUEUE_README = "shared/upstream/README.md: a kind jobsetctl does not model (a Pod, a kind cluster config, a ProvisioningRequestConfig)"
+ADMIN = "kueue/examples/admin/"
+TAS = "kueue/examples/tas/"
+
+
+def _redefines(count: int) -> Found:
+    return (DUPLICATE,) * count
+
+
+#: Kueue example files whose result is not CLEAN (each directory validated as one input, default options).
+#: scheduling.md §2.1: every Kueue object upstream accepts is accepted; what remains are the kinds we pass
+#: over, and objects several setup files of one directory define (they are alternatives, applied one at a time).
+KUEUE_DEFAULT: dict[str, Expected] = {
+    "kueue/examples/sample-admission-check.yaml": Expected(passed_over(1), KUEUE_README),
+    "kueue/examples/pods-kueue/kueue-pod-group.yaml": Expected(passed_over(2), KUEUE_README),
+    "kueue/examples/pods-kueue/kueue-pod.yaml": Expected(passed_over(1), KUEUE_README),
+    "kueue/examples/provisioning/provisioning-setup.yaml": Expected(passed_over(1), KUEUE_README),
+    "kueue/examples/tas/kind-cluster.yaml": Expected(passed_over(1), KUEUE_README),
+    f"{ADMIN}resource-flavor-taints.yaml": Expected(_redefines(1), REDEFINES),
+    f"{ADMIN}resource-flavor-tolerations.yaml": Expected(_redefines(1), REDEFINES),
+    f"{ADMIN}shared-quota-setup.yaml": Expected(_redefines(4), REDEFINES),
+    f"{ADMIN}single-clusterqueue-setup.yaml": Expected(_redefines(1), REDEFINES),
+    f"{TAS}sample-queues.yaml": Expected(_redefines(4), REDEFINES),
+}
+
+
+@pytest.mark.parametrize("path", KUEUE_FILES, ids=_ids(KUEUE_FILES))
+def test_kueue_example_default_options(path: Path) -> None:
+    expected = KUEUE_DEFAULT.get(str(path.relative_to(UPSTREAM)), Expected(CLEAN, ACCEPTED))
+    assert found_for(path) == tuple(sorted(expected.found)), expected.why
+
+
+@pytest.mark.parametrize("path", KUEUE_FILES, ids=_ids(KUEUE_FILES))
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_kueue_example_result_does_not_depend_on_the_release(path: Path, version: str) -> None:
+    assert found_for(path, version) == found_for(path)
+
+
+def test_kueue_table_names_existing_files() -> None:
+    assert [p for p in KUEUE_DEFAULT if not (UPSTREAM / p).is_file()] == []
+
+
 def test_every_upstream_manifest_is_covered() -> None:
-    covered = set(JOBSET_FILES) | set(TRAINER_FILES) | set(WAS_FILES)
+    covered = set(JOBSET_FILES) | set(TRAINER_FILES) | set(WAS_FILES) | set(KUEUE_FILES)
     everything = {p for p in UPSTREAM.rglob("*.yaml") if "crd" not in p.relative_to(UPSTREAM).parts}
     assert everything - covered == set()

@@ -55,6 +55,10 @@ GatesOption = Annotated[
     str | None,
     typer.Option("--feature-gates", help="Kubernetes, JobSet and Trainer gates, e.g. InPlaceRestart=true,RestartJob=true."),
 ]
+KueueConfigOption = Annotated[
+    str | None,
+    typer.Option("--kueue-config", help="Kueue's Configuration file (config.kueue.x-k8s.io/v1beta2): its feature gates and options (default: the configuration Kueue ships)."),
+]
 #: render and simulate; None: jobsetctl.simulate.limits.MAX_OBJECTS (not imported here: --version stays light).
 MaxObjectsOption = Annotated[
     int | None,
@@ -75,6 +79,7 @@ def validate(
     old: Annotated[str | None, typer.Option("--old", help="The objects as stored: validate the inputs as an update of these.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=0, help="Worker processes (default: one per core for large inputs; env JOBSETCTL_JOBS).")] = None,
+    kueue_config: KueueConfigOption = None,
 ) -> int:
     """Check manifests with the whole admission chain, offline: schema, defaults, CEL, webhooks,
     references across files, and lints."""
@@ -83,7 +88,8 @@ def validate(
     from jobsetctl.validate import run
 
     options = validate_options(
-        paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs
+        paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs,
+        kueue_config,
     )
     report = run(options)
     chosen = output.value if output else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from jobsetctl.config import load_config
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
 from jobsetctl.status import UsageError
 from jobsetctl.validate import ValidateOptions
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 
 def split_csv(text: str | None) -> list[str]:
@@ -26,6 +30,7 @@ def validate_options(
     old: str | None,
     config_path: str | None,
     jobs: int | None = None,
+    kueue_config: str | None = None,
 ) -> ValidateOptions:
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
@@ -59,7 +64,15 @@ def validate_options(
         crds=list(crds) + list(config.crds),
         old=old,
         jobs=jobs if jobs is not None else _env_jobs(),
+        kueue=kueue_configuration(kueue_config),
     )
+
+
+def kueue_configuration(path: str | None) -> KueueConfiguration:
+    """``--kueue-config FILE``, else the configuration Kueue ships."""
+    from jobsetctl.kueue.config import SHIPPED, load_kueue_config
+
+    return load_kueue_config(path) if path is not None else SHIPPED
 
 
 def _env_jobs() -> int:

@@ -30,6 +30,7 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.jobset.podwebhook",
     "jobsetctl.fakecluster.podadmission",
     "jobsetctl.simulate.scenario",
+    "jobsetctl.kueue.job_rules",
 )
 
 

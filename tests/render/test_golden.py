@@ -1,5 +1,5 @@
 """Golden files for ``jobsetctl render``: every sample (but ``samples/invalid``, validate's corpus of
-what it must reject), every upstream JobSet example, Trainer example and
+what it must reject), every upstream JobSet example, Trainer example, Kueue example and
 shipped runtime (read from ``../shared/upstream``, skipped when absent), with and without ``--pods``,
 and every ``--gang`` mode x release that is valid.
 
@@ -22,6 +22,7 @@ from tests.render.support import INPUTS, Case, check_golden, render_cli
 
 JOBSET_EXAMPLES = UPSTREAM / "jobset" / "examples"
 TRAINER = UPSTREAM / "trainer"
+KUEUE_EXAMPLES = UPSTREAM / "kueue" / "examples"
 WAS = "workload-aware-scheduling"
 #: Gates some upstream examples are written for (their relative path starts with the key).
 EXAMPLE_GATES = {
@@ -58,6 +59,10 @@ def upstream_cases() -> list[Case]:
         cases.append(Case(f"upstream-jobset-{slug}__together", paths, ("--pods",), "1.36"))
     for path in sorted((TRAINER / "runtimes").glob("*.yaml")):
         cases.append(Case(f"upstream-trainer-runtimes-{_slug(path.name)}", (path,)))
+    for path in sorted(KUEUE_EXAMPLES.rglob("*.yaml")):
+        # Each Kueue example on its own: a queued job renders suspended with its Workload (no queues needed).
+        relative = path.relative_to(KUEUE_EXAMPLES).as_posix()
+        cases.append(Case(f"upstream-kueue-{_slug(relative)}", (path,)))
     flux_runtime = TRAINER / "examples" / "flux" / "flux-runtime.yaml"
     for path in sorted((TRAINER / "examples").rglob("*.yaml")):
         relative = path.relative_to(TRAINER / "examples").as_posix()
