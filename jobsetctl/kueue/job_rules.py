@@ -164,7 +164,8 @@ def _job_on_create(obj: Object, ctx: AdmissionContext) -> list[Finding]:
         gvk = GVK_TEXT.get(group_kind(obj), "/".join(group_kind(obj)))
         findings.append(_finding(METADATA, ELASTIC_PATH, forbidden(ELASTIC_PATH, f'elastic job is not supported for "{gvk}"')))
     if config.gate("AdmissionGatedBy"):
-        findings.extend(_admission_gated_by(str(_annotations(obj).get(api.ADMISSION_GATED_BY_ANNOTATION) or "")))
+        findings.extend(admission_gated_by_problems(str(_annotations(obj).get(api.ADMISSION_GATED_BY_ANNOTATION) or ""),
+                                                    METADATA))
     return findings
 
 
@@ -173,28 +174,40 @@ def _atoi(text: str) -> int | None:
     return int(text) if body.isascii() and body.isdigit() else None
 
 
-def _admission_gated_by(value: str) -> list[Finding]:
-    """``validateAdmissionGatedByAnnotationFormat``."""
+def admission_gated_by_problems(value: str, rule: Rule) -> list[Finding]:
+    """``validateAdmissionGatedByAnnotationFormat`` (pkg/util/webhook), on jobs and Workloads."""
     if not value:
         return []
     findings: list[Finding] = []
     seen: set[str] = set()
     for gate in [part.strip() for part in value.split(",")]:
         if not gate:
-            findings.append(_finding(METADATA, GATED_BY_PATH, invalid(GATED_BY_PATH, value, "cannot contain empty gate names")))
+            findings.append(_finding(rule, GATED_BY_PATH, invalid(GATED_BY_PATH, value, "cannot contain empty gate names")))
             continue
         if gate in seen:
-            findings.append(_finding(METADATA, GATED_BY_PATH, invalid(GATED_BY_PATH, value, f"duplicate gate name: {gate}")))
+            findings.append(_finding(rule, GATED_BY_PATH, invalid(GATED_BY_PATH, value, f"duplicate gate name: {gate}")))
             continue
         seen.add(gate)
         for problem in is_domain_prefixed_path(gate):
             if problem == "Required value":
                 continue
-            findings.append(_finding(METADATA, GATED_BY_PATH, invalid(GATED_BY_PATH, gate, problem)))
+            findings.append(_finding(rule, GATED_BY_PATH, invalid(GATED_BY_PATH, gate, problem)))
         if len(gate) > 63:
-            findings.append(_finding(METADATA, GATED_BY_PATH, invalid(
+            findings.append(_finding(rule, GATED_BY_PATH, invalid(
                 GATED_BY_PATH, gate, "must be no more than 63 characters")))
     return findings
+
+
+def admission_gated_by_update_problems(old_value: str, new_value: str, rule: Rule) -> list[Finding]:
+    """``ValidateAdmissionGatedByAnnotationOnUpdate``: no gate added after creation, gates only removed."""
+    findings: list[Finding] = []
+    if not old_value and new_value:
+        findings.append(_finding(rule, GATED_BY_PATH, forbidden(GATED_BY_PATH, "cannot add admission gate after creation")))
+    if old_value and new_value:
+        old_gates = [g.strip() for g in old_value.split(",")]
+        if any(gate.strip() not in old_gates for gate in new_value.split(",")):
+            findings.append(_finding(rule, GATED_BY_PATH, forbidden(GATED_BY_PATH, "can only remove gates, not add new ones")))
+    return findings + admission_gated_by_problems(new_value, rule)
 
 
 def _partial_admission(job: Object, ctx: AdmissionContext) -> list[Finding]:
@@ -336,6 +349,10 @@ def validate_job_update(old: Object, new: Object, ctx: AdmissionContext) -> list
             findings.append(_finding(UPDATE, MAX_EXEC_PATH, invalid(MAX_EXEC_PATH, after, "field is immutable")))
     if elastic(old, ctx) != elastic(new, ctx):
         findings.append(_finding(UPDATE, ELASTIC_PATH, invalid(ELASTIC_PATH, elastic(new, ctx), "field is immutable")))
+    if (ctx.kueue or SHIPPED).gate("AdmissionGatedBy"):
+        before = str(_annotations(old).get(api.ADMISSION_GATED_BY_ANNOTATION) or "")
+        after = str(_annotations(new).get(api.ADMISSION_GATED_BY_ANNOTATION) or "")
+        findings.extend(f for f in admission_gated_by_update_problems(before, after, UPDATE) if "Forbidden" in f.message)
     findings.extend(validate_job_create(new, ctx))
     return findings
 

@@ -177,12 +177,12 @@ class WorkloadHandler(KueueKind):
                     pod_set.pop("minCount", None)
 
     def webhook_validate(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
-        from jobsetctl.kueue.webhooks import validate_workload
+        from jobsetctl.kueue.webhook_workload import validate_workload
 
         return validate_workload(obj, None, ctx)
 
     def webhook_validate_update(self, old: Object, new: Object, ctx: AdmissionContext) -> Iterable[Finding]:
-        from jobsetctl.kueue.webhooks import validate_workload_update
+        from jobsetctl.kueue.webhook_workload import validate_workload_update
 
         return validate_workload_update(old, new, ctx)
 

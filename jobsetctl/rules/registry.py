@@ -31,6 +31,8 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.fakecluster.podadmission",
     "jobsetctl.simulate.scenario",
     "jobsetctl.kueue.job_rules",
+    "jobsetctl.kueue.webhooks",
+    "jobsetctl.kueue.webhook_workload",
 )
 
 
