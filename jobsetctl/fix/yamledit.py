@@ -323,19 +323,14 @@ def find(root: Any, path: Path) -> Any:
 def mapping_at(root: Any, path: Path, *, create: bool = False) -> CommentedMap:
     """The mapping at ``path``, creating missing mappings (block style) along the way when asked."""
     node = root
-    for depth, seg in enumerate(path):
-        if not isinstance(seg, str):
-            node = walk(node, (seg,))
-            continue
-        if isinstance(node, CommentedMap) and seg not in node and create:
+    for seg in path:
+        if isinstance(seg, str) and isinstance(node, CommentedMap) and seg not in node and create:
             if _anchored(node):
                 raise EditError("the value is shared through a YAML anchor; editing it would change every alias")
             node[seg] = CommentedMap()
         node = walk(node, (seg,))
-        if not isinstance(node, CommentedMap):
-            raise EditError(f"{'.'.join(map(str, path[: depth + 1]))} is not a mapping")
     if not isinstance(node, CommentedMap):
-        raise EditError("not a mapping")
+        raise EditError(f"{'.'.join(map(str, path))} is not a mapping")
     return node
 
 
@@ -348,6 +343,19 @@ def set_after(mapping: CommentedMap, key: str, value: Any, after: str | None = N
         return
     position = list(mapping.keys()).index(after) + 1
     mapping.insert(position, key, value)
+
+
+def rename_key(mapping: CommentedMap, old: str, new: str, value: Any = None) -> None:
+    """Replace key ``old`` by ``new`` at the same place, with ``value`` (default: the old value), keeping the
+    comments written on the old key's line."""
+    if _anchored(mapping):
+        raise EditError("the value is shared through a YAML anchor; editing it would change every alias")
+    position = list(mapping.keys()).index(old)
+    comment = mapping.ca.items.pop(old, None)
+    kept = mapping.pop(old)
+    mapping.insert(position, new, kept if value is None else value)
+    if comment is not None:
+        mapping.ca.items[new] = comment
 
 
 def delete(mapping: CommentedMap, key: str) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from jobsetctl.fix.rewrite import FileEditor
-from jobsetctl.fix.yamledit import flow_map
+from jobsetctl.fix.yamledit import flow_map, rename_key
 from jobsetctl.migrate import ObjectAt, objects
 
 GROUP = "scheduling.k8s.io"
@@ -105,9 +105,7 @@ def _to_v1alpha2(found: list[ObjectAt], target: str) -> None:
                 continue
             used.setdefault(key, {})[(group, replica)] = None
             name = _podgroup_name(workload, group, replica)
-            position = list(pod_spec.keys()).index("workloadRef")
-            del pod_spec["workloadRef"]
-            pod_spec.insert(position, "schedulingGroup", flow_map(podGroupName=name))
+            rename_key(pod_spec, "workloadRef", "schedulingGroup", flow_map(podGroupName=name))
             item.changed()
             item.note(RULE, f"spec.workloadRef → spec.schedulingGroup.podGroupName {name}", True)
     for key, item in workloads.items():
@@ -131,11 +129,8 @@ def _workload_v1alpha2(item: ObjectAt, used: dict[tuple[str, str], None], target
         if isinstance(group, CommentedMap):
             policies[str(group.get("name", ""))] = group.get("policy")
             if "policy" in group:
-                position = list(group.keys()).index("policy")
-                policy = group.pop("policy")
-                group.insert(position, "schedulingPolicy", policy)
-    position = list(spec.keys()).index("podGroups")
-    spec.insert(position, "podGroupTemplates", spec.pop("podGroups"))
+                rename_key(group, "policy", "schedulingPolicy")
+    rename_key(spec, "podGroups", "podGroupTemplates")
     obj["apiVersion"] = f"{GROUP}/v1alpha2"
     item.changed()
     item.note(RULE, "Workload scheduling.k8s.io/v1alpha1 → v1alpha2 (podGroups → podGroupTemplates)", True)
@@ -205,9 +200,7 @@ def _to_v1beta1(found: list[ObjectAt]) -> None:
                 workload_ref = workload_ref if isinstance(workload_ref, dict) else {}
                 new_ref = flow_map(workloadName=workload_ref.get("workloadName"),
                                    templateName=workload_ref.get("podGroupTemplateName"))
-                position = list(spec.keys()).index("podGroupTemplateRef")
-                del spec["podGroupTemplateRef"]
-                spec.insert(position, "workloadRef", new_ref)
+                rename_key(spec, "podGroupTemplateRef", "workloadRef", new_ref)
             _disruption(spec, item, "")
         item.obj["apiVersion"] = f"{GROUP}/v1beta1"
         item.changed()
