@@ -24,7 +24,6 @@ This module keeps its own table (issue #14's Kueue API work may share one later)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
