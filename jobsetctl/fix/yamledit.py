@@ -94,8 +94,14 @@ def _yaml(indent: tuple[int, int, int] = (2, 2, 0)) -> YAML:
 
 
 def is_json(text: str) -> bool:
-    stripped = text.lstrip()
-    return stripped.startswith(("{", "[")) and not stripped.startswith("---")
+    """A JSON file (written back as JSON): the text parses as JSON, not merely as flow-style YAML."""
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(slots=True)
@@ -127,7 +133,7 @@ class EditableDocument:
 def load_document(segment: Segment) -> EditableDocument:
     """Parse a segment with ruamel round-trip (raises ruamel's errors on text it cannot parse)."""
     text = segment.text.replace("\r\n", "\n")
-    if is_json(_strip_header(text)):
+    if is_json(text):
         indent = _json_indent(text)
         root = _yaml().load(text)
         return EditableDocument(segment, root, json_indent=indent)

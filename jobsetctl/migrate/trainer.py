@@ -19,7 +19,7 @@ XGBoostJob → ``xgboost-distributed``. Pod-template settings a TrainJob can car
 ``runtimePatches`` entry (manager ``jobsetctl.dev/migrate``, trainer.md §1.3: nodeSelector, affinity,
 tolerations, volumes, volumeMounts, serviceAccountName, imagePullSecrets, securityContext, labels and
 annotations); a template with more (another container, hostNetwork ...) gets a generated TrainingRuntime
-``<job>-runtime`` with that template, written before the TrainJob. MPIJob always gets a generated runtime
+``<job>-runtime`` with that template, written after the TrainJob. MPIJob always gets a generated runtime
 (the built-in MPI runtimes are DeepSpeed/MLX images): launcher + ``node`` jobs, ``mlPolicy.mpi`` with
 ``slotsPerWorker``. Settings v2 has no place for (elasticPolicy, different Master and Worker templates,
 runPolicy other than suspend/activeDeadlineSeconds) leave the job as it is, reported.
