@@ -104,7 +104,7 @@ class FileEditor:
             for root in self.added.get(index, []):
                 if parts and parts[-1] and not parts[-1].endswith("\n"):
                     parts.append("\n")
-                indent = document.indent if document is not None else (2, 2, 0)
+                indent = document.style() if document is not None else (2, 2, 0)
                 parts.append(dump_new(root, indent))
         return "".join(parts)
 

@@ -112,9 +112,16 @@ class EditableDocument:
     root: Any
     json_indent: int | None = None
     explicit_start: bool = False
-    indent: tuple[int, int, int] = (2, 2, 0)
+    #: Guessed from the text when first needed (guessing dumps the tree several times).
+    indent: tuple[int, int, int] | None = (2, 2, 0)
     changed: bool = False
     notes: list[str] = field(default_factory=list)
+
+    def style(self) -> tuple[int, int, int]:
+        if self.indent is None:
+            text = self.segment.text.replace("\r\n", "\n")
+            self.indent = _guess_indent(text, _yaml().load(text), self.explicit_start)
+        return self.indent
 
     def render(self) -> str:
         """The document's new text (its segment's text when nothing changed)."""
@@ -126,7 +133,7 @@ class EditableDocument:
         if self.json_indent is not None:
             result = _render_json(base_text, self.root, self.json_indent)
         else:
-            result = _render_yaml(base_text, self.root, self.indent, self.explicit_start)
+            result = _render_yaml(base_text, self.root, self.style(), self.explicit_start)
         return result.replace("\n", "\r\n") if crlf else result
 
 
@@ -139,7 +146,7 @@ def load_document(segment: Segment) -> EditableDocument:
         return EditableDocument(segment, root, json_indent=indent)
     root = _yaml().load(text)
     explicit = text.lstrip("\n").startswith("---") or _strip_comments_head(text).startswith("---")
-    return EditableDocument(segment, root, explicit_start=explicit, indent=_guess_indent(text, root, explicit))
+    return EditableDocument(segment, root, explicit_start=explicit, indent=None)
 
 
 def _strip_header(text: str) -> str:

@@ -80,7 +80,15 @@ def run_migrate(target: str, paths: Sequence[str]) -> RewriteOutcome:
     sources, problems = discover(list(paths))
     if problems:
         raise UsageError(problems[0].message)
-    files = [FileEditor.open(source) for source in sources]
+    files: list[FileEditor] = []
+    unreadable: list[FileEditor] = []
+    for source in sources:
+        try:
+            files.append(FileEditor.open(source))
+        except UsageError as exc:  # not text: reported with the others, nothing written
+            skipped = FileEditor(source, "")
+            skipped.note(1, 1, "input-encoding", f"cannot be migrated: {exc}", False)
+            unreadable.append(skipped)
     module = importlib.import_module(TARGETS[target])
     module.migrate(files, target)
-    return RewriteOutcome(files)
+    return RewriteOutcome(files + unreadable)
