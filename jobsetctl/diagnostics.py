@@ -119,6 +119,9 @@ class Diagnostic:
     path: str = ""
     object: ObjectRef | None = None
     hint: str | None = None
+    #: Where in its document the finding points (List prefix included): what ``jobsetctl fix`` edits. Not
+    #: part of the reported output.
+    at: Path = ()
 
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
         return (self.file, self.line, self.column, self.severity.rank, self.rule, self.message)

@@ -166,4 +166,4 @@ def _silence_stdout() -> None:
 
 
 # Commands defined in their own modules register on `app` when imported.
-from jobsetctl.cli import render_cmd, simulate_cmd  # noqa: E402, F401
+from jobsetctl.cli import fix_cmd, render_cmd, simulate_cmd  # noqa: E402, F401

@@ -43,7 +43,7 @@ class ObjectRecord:
             hint = self.scalar_hint(finding.at)
         return Diagnostic(
             self.file, line, column, finding.effective_severity, finding.rule.layer, finding.rule.id,
-            finding.message, finding.path, self.ref, hint,
+            finding.message, finding.path, self.ref, hint, self.prefix + finding.at,
         )
 
     def scalar_hint(self, at: Path) -> str | None:

@@ -24,6 +24,14 @@ class Rule:
     spec: str = ""
     doc: str = ""
 
+    @property
+    def fix(self) -> str | None:
+        """What ``jobsetctl fix`` does about this rule's findings, or None when it has no fix. Fixes are
+        declared next to their code, keyed by rule id (:mod:`jobsetctl.fix.registry`)."""
+        from jobsetctl.fix.registry import fix_summary
+
+        return fix_summary(self.id)
+
     def finding(
         self,
         message: str,

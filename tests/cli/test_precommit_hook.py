@@ -27,15 +27,20 @@ def run_entry(entry: str, files: list[Path]) -> subprocess.CompletedProcess[str]
     return subprocess.run([*argv, *map(str, files)], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
 
 
+def hook_named(hook_id: str) -> dict[str, object]:
+    [found] = [h for h in hooks() if h["id"] == hook_id]
+    return found
+
+
 def test_hook_definitions() -> None:
-    [hook] = hooks()
-    assert hook["id"] == "jobsetctl-validate"
-    assert hook["language"] == "python"
-    assert hook["require_serial"] is True
+    assert [h["id"] for h in hooks()] == ["jobsetctl-validate", "jobsetctl-fix"]
+    for each in hooks():
+        assert each["language"] == "python"
+        assert each["require_serial"] is True
 
 
 def test_hook_passes_a_valid_file_and_fails_a_broken_one(tmp_path: Path) -> None:
-    [hook] = hooks()
+    hook = hook_named("jobsetctl-validate")
     good = tmp_path / "cm.yaml"
     good.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     bad = tmp_path / "broken.yaml"
@@ -46,3 +51,21 @@ def test_hook_passes_a_valid_file_and_fails_a_broken_one(tmp_path: Path) -> None
     assert failed.returncode == 1
     assert "yaml-syntax" in failed.stdout
     assert "Traceback" not in failed.stderr
+
+
+def test_fix_hook_rewrites_and_fails_once_then_passes(tmp_path: Path) -> None:
+    hook = hook_named("jobsetctl-fix")
+    manifest = tmp_path / "jobset.yaml"
+    manifest.write_text(
+        "# workers\n"
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js}\nspec:\n  replicatedJobs:\n"
+        "  - name: w\n    template:\n      spec:\n        parallelism: 2   # two at once\n        template:\n"
+        "          spec:\n            restartPolicy: Never\n            containers: [{name: w, image: busybox}]\n"
+    )
+    first = run_entry(str(hook["entry"]), [manifest])
+    assert first.returncode == 1, first.stdout + first.stderr  # pre-commit: files were modified
+    assert "completions: 2\n" in manifest.read_text()
+    assert "parallelism: 2   # two at once\n" in manifest.read_text()
+    second = run_entry(str(hook["entry"]), [manifest])
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "Traceback" not in first.stderr + second.stderr
