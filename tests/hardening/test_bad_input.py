@@ -551,7 +551,8 @@ def test_a_config_file_that_is_not_utf8_or_not_a_file(tmp_path: Path, capsys: Ca
 
 @pytest.mark.parametrize(
     "text",
-    ["a: [\n", "- 1\n", billion_laughs(), "\t\x07", "apiVersion: v1\nkind: List\nitems: {a: 1}\n"],
+    # A list of objects, not of data: a list of numbers is someone else's file, passed over (not-a-manifest).
+    ["a: [\n", "- {kind: ConfigMap}\n", billion_laughs(), "\t\x07", "apiVersion: v1\nkind: List\nitems: {a: 1}\n"],
     ids=["syntax", "list", "bomb", "control", "list-items"],
 )
 def test_the_entry_point_reports_without_a_traceback(tmp_path: Path, text: str) -> None:
