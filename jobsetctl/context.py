@@ -19,16 +19,18 @@ Generic by construction: any check that reports a reference it could not resolve
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import os
+import re
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jobsetctl.diagnostics import Finding, Severity
-from jobsetctl.kinds.index import is_cluster_scoped
-from jobsetctl.kinds.interface import AdmissionContext, ClusterView
-from jobsetctl.loader.sources import MANIFEST_SUFFIXES, Source, discover
+from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped
+from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
+from jobsetctl.loader.sources import MANIFEST_SUFFIXES, Source, discover, read_text
 from jobsetctl.status import UsageError
 
 #: How long ``git ls-files`` may take before the hook goes on without the repository's manifests.
@@ -59,28 +61,114 @@ def repository_manifests(start: str = ".") -> list[str]:
     return [path for path in (os.path.join(root, name) for name in names) if os.path.isfile(path)]
 
 
-def context_objects(
-    paths: Sequence[str], inputs: Sequence[Source], ctx: AdmissionContext, *, explicit: bool
-) -> Iterator[dict[str, Any]]:
-    """The objects of the context files as admission leaves them (defaults applied), leaving out the files
-    that are inputs. Nothing here is reported: a broken context file is reported when it is an input.
+#: Where a file may define (or mention) an object of a kind: any ``kind: X`` in its text, block, flow or JSON.
+_KIND = re.compile(r"""\bkind["']?\s*:\s*["']?([A-Za-z][A-Za-z0-9]*)""")
 
-    ``explicit`` paths (``--context``, ``context:``) must exist: a typo there is a usage error, not a
-    context that silently holds nothing.
+
+class ContextFiles:
+    """The context's files, read as text once and parsed (and admitted) one file at a time, only when a lookup
+    may find something there: a file is a candidate for kind K and name N when its text says ``kind: K``
+    and holds N. A TrainJob edited alone then reads the file of its runtime, not the whole repository.
+
+    Nothing here is reported: a broken context file is reported when it is an input itself.
     """
-    from jobsetctl.admission.chain import admit
-    from jobsetctl.loader.objects import load_file
 
-    sources, problems = discover(list(paths))
-    if explicit and problems:
-        raise UsageError(f"context: {problems[0].message}")
-    seen = {_identity(source) for source in inputs}
-    for source in sources:
-        if _identity(source) in seen:
-            continue
-        for record in load_file(source, skip_templates=True).records:
-            result = admit(record.obj, ctx)
-            yield result.obj if result.obj is not None else record.obj
+    def __init__(self, sources: Sequence[Source], ctx: AdmissionContext) -> None:
+        self.ctx = ctx
+        self.index = ObjectIndex()
+        self._sources = list(sources)
+        self._texts: list[str | None] = []
+        self._by_kind: dict[str, list[int]] = {}
+        for number, source in enumerate(self._sources):
+            text, problem, _ = read_text(source)
+            self._texts.append(text if problem is None else None)
+            for kind in set(_KIND.findall(text or "")):
+                self._by_kind.setdefault(kind, []).append(number)
+        #: Bumped whenever a file is loaded, so that merged listings know they are stale.
+        self.generation = 0
+
+    @classmethod
+    def discover(
+        cls, paths: Sequence[str], inputs: Sequence[Source], ctx: AdmissionContext, *, explicit: bool
+    ) -> ContextFiles:
+        """The files under ``paths`` but the inputs. ``explicit`` paths (``--context``, ``context:``) must exist:
+        a typo there is a usage error, not a context that silently holds nothing."""
+        sources, problems = discover(list(paths))
+        if explicit and problems:
+            raise UsageError(f"context: {problems[0].message}")
+        seen = {_identity(source) for source in inputs}
+        return cls([source for source in sources if _identity(source) not in seen], ctx)
+
+    def candidates(self, kind: str, name: str | None = None) -> bool:
+        """Load the files that may hold ``kind`` (named ``name``); whether any was left to load."""
+        loaded = False
+        for number in self._by_kind.get(kind, ()):
+            text = self._texts[number]
+            if text is None or (name is not None and name not in text):
+                continue
+            self._load(number)
+            loaded = True
+        return loaded
+
+    def _load(self, number: int) -> None:
+        from jobsetctl.admission.chain import admit
+        from jobsetctl.loader.objects import load_file
+
+        self._texts[number] = None
+        for record in load_file(self._sources[number], skip_templates=True).records:
+            result = admit(record.obj, self.ctx)
+            self.index.add(result.obj if result.obj is not None else record.obj)
+        self.generation += 1
+
+
+class ClusterIndex(ObjectIndex):
+    """validate's view of the cluster, in precedence order: what is added (the inputs, ``--runtimes`` files),
+    then the context (loaded as lookups need it), then ``defaults`` (the built-in runtimes, which a
+    platform's own runtime of the same name replaces)."""
+
+    def __init__(self, context: ContextFiles | None = None, defaults: ObjectIndex | None = None) -> None:
+        super().__init__()
+        self.context = context
+        self.defaults = defaults if defaults is not None else ObjectIndex()
+        self._generation = 0
+        self._merged: dict[tuple[str, str], tuple[int, builtins.list[Object]]] = {}
+
+    def add(self, obj: Object) -> None:
+        super().add(obj)
+        self._generation += 1
+
+    def get(self, group: str, kind: str, namespace: str, name: str) -> Object | None:
+        found = super().get(group, kind, namespace, name)
+        if found is None and self.context is not None:
+            self.context.candidates(kind, name)
+            found = self.context.index.get(group, kind, namespace, name)
+        return found if found is not None else self.defaults.get(group, kind, namespace, name)
+
+    def list(self, group: str, kind: str, namespace: str | None = None) -> builtins.list[Object]:
+        if self.context is not None:
+            self.context.candidates(kind)
+        layers = [layer for layer in (self.defaults, self.context.index if self.context else None) if layer is not None]
+        if not any(layer.list(group, kind) for layer in layers):
+            return super().list(group, kind, namespace)
+        generation = self._generation + (self.context.generation if self.context else 0)
+        cached = self._merged.get((group, kind))
+        if cached is None or cached[0] != generation:
+            merged: dict[tuple[str, str, str, str], Object] = {}
+            for objects in (*(layer.list(group, kind) for layer in layers), super().list(group, kind)):
+                for obj in objects:
+                    merged[self._key(obj)] = obj  # later layers win
+            cached = (generation, [merged[key] for key in sorted(merged)])
+            self._merged[(group, kind)] = cached
+        return [obj for obj in cached[1] if namespace is None or self._key(obj)[2] == namespace]
+
+    def all(self) -> builtins.list[Any]:
+        merged: dict[tuple[str, str, str, str], Object] = {}
+        for layer in (self.defaults, self.context.index if self.context else None):
+            for obj in layer.all() if layer is not None else ():
+                merged[self._key(obj)] = obj
+        for obj in super().all():
+            merged[self._key(obj)] = obj
+        return list(merged.values())
 
 
 def _name(obj: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.admission.chain import AdmissionResult, admit, admit_in_cluster
-from jobsetctl.context import context_objects, repository_manifests, soften_unresolved
+from jobsetctl.context import ClusterIndex, ContextFiles, repository_manifests, soften_unresolved
 from jobsetctl.diagnostics import Diagnostic, Finding, Report, Severity
 from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
@@ -385,22 +385,18 @@ def _load_crds(paths: Sequence[str]) -> None:
 def _context_index(
     checked: list[Checked], options: ValidateOptions, ctx: AdmissionContext, sources: list[Source]
 ) -> ObjectIndex:
-    """What lookups see: the inputs as admission left them, ``--runtimes`` files, the context (read only when
-    an input needs lookups), then the built-in catalog."""
-    index = ObjectIndex()
-    for item in checked:
-        index.add(item.result.obj if item.result.obj is not None else item.record.obj)
-    for obj in _runtime_files(options.runtimes, ctx):
-        index.add_missing(obj)
+    """What lookups see: the inputs as admission left them, ``--runtimes`` files, the context (files read as
+    lookups need them), then the built-in catalog (:class:`jobsetctl.context.ClusterIndex`)."""
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
     context = list(options.context)
     if not context and options.pre_commit:
         context = repository_manifests()
-    if context and any(item.result.typed and item.result.obj is not None for item in checked):
-        for obj in context_objects(context, sources, ctx, explicit=bool(options.context)):
-            index.add_missing(obj)
-    from jobsetctl.trainer.catalog import builtin_runtimes
-
-    for obj in builtin_runtimes():
+    files = ContextFiles.discover(context, sources, ctx, explicit=bool(options.context)) if context else None
+    index = ClusterIndex(files, ObjectIndex(builtin_runtimes()))
+    for item in checked:
+        index.add(item.result.obj if item.result.obj is not None else item.record.obj)
+    for obj in _runtime_files(options.runtimes, ctx):
         index.add_missing(obj)
     return index
 

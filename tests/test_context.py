@@ -216,3 +216,45 @@ def test_a_slip_in_a_priority_class_name_stays_an_error(tmp_path: Path) -> None:
 )
 def test_did_you_mean(name: str, known: list[str], expected: list[str]) -> None:
     assert did_you_mean(name, known) == expected
+
+
+# --- the context is read as lookups need it ------------------------------------------------------------
+
+
+def test_a_context_runtime_replaces_the_builtin_of_its_name(tmp_path: Path) -> None:
+    """The platform's own torch-distributed wins over the built-in one (here: labelled deprecated)."""
+    from jobsetctl.trainer.catalog import builtin_runtime
+
+    runtime = builtin_runtime("torch-distributed")
+    assert runtime is not None
+    runtime["metadata"]["labels"]["trainer.kubeflow.org/support"] = "deprecated"
+    write(tmp_path, {"trainjob.yaml": trainjob("torch-distributed", "ClusterTrainingRuntime"),
+                     "platform/ctr.json": json.dumps(runtime)})
+    found = cli(["--context", str(tmp_path / "platform"), str(tmp_path / "trainjob.yaml")])[1]
+    assert brief(found) == [("trainjob-runtime-deprecated", "warning")]
+    assert brief(cli([str(tmp_path / "trainjob.yaml")])[1]) == []
+
+
+def test_only_files_that_may_hold_what_is_looked_up_are_parsed(tmp_path: Path) -> None:
+    from jobsetctl.context import ClusterIndex, ContextFiles
+    from jobsetctl.kinds.interface import AdmissionContext
+    from jobsetctl.kube.featuregates import parse_feature_gates
+    from jobsetctl.kube.versions import KubeVersion
+    from jobsetctl.loader.sources import discover
+
+    write(tmp_path, {
+        "runtime.yaml": RUNTIME,
+        "other-runtime.yaml": RUNTIME.replace("team-torch", "team-jax"),
+        "priority.yaml": "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 10\n",
+        "ci.yml": "name: ci\non: [push]\n",
+    })
+    version = KubeVersion.parse("1.37")
+    files = ContextFiles(discover([str(tmp_path)])[0], AdmissionContext(version, parse_feature_gates(None, version)))
+    index = ClusterIndex(files)
+    assert index.get("trainer.kubeflow.org", "TrainingRuntime", "team-a", "team-torch") is not None
+    assert len(files.index) == 1  # runtime.yaml only: other-runtime.yaml does not name team-torch
+    assert [o["metadata"]["name"] for o in index.list("scheduling.k8s.io", "PriorityClass")] == ["high"]
+    assert len(files.index) == 2
+    assert index.get("trainer.kubeflow.org", "TrainingRuntime", "team-a", "missing") is None
+    assert len(files.index) == 2
+    assert len(index.list("trainer.kubeflow.org", "TrainingRuntime")) == 2
