@@ -24,8 +24,17 @@ os.environ.setdefault("JOBSETCTL_CHECK_INVARIANTS", "1")
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line for every skip for want of the upstream conformance data (a fresh clone has none), so that a
-    green run says what it did not check and where to get the data."""
+    green run says what it did not check and where to get the data. And, when render goldens of upstream
+    examples were regenerated, what changed in them (only their digests are committed)."""
     from tests.helpers import UPSTREAM_ABSENT
+    from tests.render.support import GOLDEN_DIFF
+
+    changes = [value for reports in terminalreporter.stats.values() for r in reports
+               for key, value in getattr(r, "user_properties", ()) if key == GOLDEN_DIFF]
+    if changes:
+        terminalreporter.section(f"{len(changes)} upstream render goldens changed (JOBSETCTL_UPDATE_GOLDEN=1)")
+        for change in sorted(changes):
+            terminalreporter.write(change if change.endswith("\n") else change + "\n")
 
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if UPSTREAM_ABSENT in _skip_reason(r)]
     if skipped:
