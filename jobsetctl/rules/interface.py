@@ -40,12 +40,14 @@ class Rule:
         at: Path | None = None,
         hint: str | None = None,
         severity: Severity | None = None,
+        unresolved: tuple[str, str, str] | None = None,
     ) -> Finding:
-        """Build a finding. ``at`` defaults to ``path`` parsed, ``path`` to ``at`` rendered."""
+        """Build a finding. ``at`` defaults to ``path`` parsed, ``path`` to ``at`` rendered. ``unresolved``
+        names the object (group, kind, name) a reference finding did not find."""
         from jobsetctl.kube.field import path_string
 
         if at is None:
             at = parse_path(path) if path else ()
         if path is None:
             path = path_string(at)
-        return Finding(self, message, path, at, severity, hint)
+        return Finding(self, message, path, at, severity, hint, unresolved)

@@ -1,13 +1,18 @@
-"""The pre-commit hook as shipped: run each hook's entry from .pre-commit-hooks.yaml on sample files."""
+"""The pre-commit hook as shipped: run each hook's entry from .pre-commit-hooks.yaml on sample files, and the
+README's configuration. ``test_precommit_try_repo.py`` runs the real pre-commit on a whole repository."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from tests.helpers import REPO
@@ -37,6 +42,42 @@ def test_hook_definitions() -> None:
     for each in hooks():
         assert each["language"] == "python"
         assert each["require_serial"] is True
+    assert hook_named("jobsetctl-validate")["entry"] == "jobsetctl validate --pre-commit"
+
+
+def _readme_hook_config() -> dict[str, Any]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### pre-commit", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    config = yaml.safe_load(block)
+    assert isinstance(config, dict)
+    return config
+
+
+def test_readme_configuration_documents_files_and_exclude() -> None:
+    [repo] = _readme_hook_config()["repos"]
+    [hook] = [h for h in repo["hooks"] if h["id"] == "jobsetctl-validate"]
+    assert set(hook) >= {"files", "exclude"}
+    re.compile(hook["files"])
+    re.compile(hook["exclude"])
+
+
+def test_readme_rev_is_a_commit_with_this_hook_definition() -> None:
+    """Until releases are tagged the README pins a commit; it must exist and carry the hook as shipped
+    (a rebase or a squash changes commit ids: then point it at the new commit)."""
+    [repo] = _readme_hook_config()["repos"]
+    rev = str(repo["rev"])
+    assert re.fullmatch(r"[0-9a-f]{40}", rev), f"rev {rev!r} is not a full commit id"
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=REPO, capture_output=True,
+                             text=True, check=False).stdout.strip()
+    shown = subprocess.run(["git", "show", f"{rev}:.pre-commit-hooks.yaml"], cwd=REPO, capture_output=True,
+                           text=True, check=False)
+    if shown.returncode != 0 and shallow == "true":
+        pytest.skip("a shallow clone: the commit may be older than its history")
+    assert shown.returncode == 0, f"README rev {rev} is no commit of this repository: {shown.stderr}"
+    assert yaml.safe_load(shown.stdout) == hooks(), f"the hook definition at {rev} is not the one shipped"
 
 
 def test_hook_passes_a_valid_file_and_fails_a_broken_one(tmp_path: Path) -> None:
