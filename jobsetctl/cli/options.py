@@ -30,8 +30,14 @@ def validate_options(
     old: str | None,
     config_path: str | None,
     jobs: int | None = None,
+    *,
+    context: Sequence[str] | None = None,
+    pre_commit: bool = False,
+    unseen_cluster: bool = False,
     kueue_config: str | None = None,
 ) -> ValidateOptions:
+    """``context`` None: the command has no context (render: its fake cluster is all there is), and the
+    configuration's ``context:`` does not apply."""
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
     if config.feature_gates:
@@ -64,6 +70,9 @@ def validate_options(
         crds=list(crds) + list(config.crds),
         old=old,
         jobs=jobs if jobs is not None else _env_jobs(),
+        context=[] if context is None else list(context) + list(config.context),
+        pre_commit=pre_commit,
+        unseen_cluster=unseen_cluster,
         kueue=kueue_configuration(kueue_config),
     )
 
