@@ -33,6 +33,7 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.kueue.job_rules",
     "jobsetctl.kueue.webhooks",
     "jobsetctl.kueue.webhook_workload",
+    "jobsetctl.kueue.references",
 )
 
 

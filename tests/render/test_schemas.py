@@ -58,7 +58,10 @@ def test_the_schemas_are_applied() -> None:
     assert schemas.errors({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup"}) is None
 
 
-CONTEXT_KINDS = ("JobSet", "PriorityClass", "Workload", "PodGroup", "CompositePodGroup")
+CONTEXT_KINDS = ("JobSet", "PriorityClass", "Workload", "PodGroup", "CompositePodGroup",
+                 # the Kueue queues a queued JobSet goes through (issue #14)
+                 "LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor", "Topology", "WorkloadPriorityClass",
+                 "AdmissionCheck")
 JOBSET_GOLDENS = [p for p in GOLDENS if "kind: JobSet" in p.read_text(encoding="utf-8")]
 
 
