@@ -38,11 +38,53 @@ class Layer(StrEnum):
     #: Checks across objects: runtime references, PodGroup references, priorities.
     REFERENCE = "reference"
     #: Admitted by the API server, but a later creation or admission fails and the workload never runs
-    #: (a child Job the API server refuses, a TrainJob's JobSet the JobSet webhook refuses, a Kueue workload
-    #: that can never be admitted). Issue #13 moves those findings here.
+    #: (a child Job the API server refuses, a TrainJob's JobSet the JobSet webhook refuses, pods the
+    #: Priority admission plugin refuses, a gang the scheduler can never admit, a Kueue workload that can
+    #: never be admitted). Errors by default: the apply succeeds, the training never starts (issue #13).
     CONSEQUENCE = "consequence"
     #: Accepted upstream, regretted later.
     LINT = "lint"
+
+    @property
+    def admission(self) -> bool:
+        """Whether the API server itself answers with findings of this layer on a create or update:
+        exactly what ``kubectl apply --dry-run=server`` reports (``validate --admission-only``)."""
+        return self not in _AFTER_ADMISSION
+
+
+#: What upstream says only after admission has accepted the object, or never (issue #13).
+_AFTER_ADMISSION = frozenset({Layer.CONSEQUENCE, Layer.LINT})
+
+#: The passes of one request, in order, for a kind with validating webhooks (trainer.md §2.1, jobset.md
+#: §2.1): the API server's own validation (schema, ObjectMeta, CEL: one 422 with every cause), then the
+#: webhooks (one call each, their lookups included), then what happens once the object is stored.
+_WEBHOOK_STAGES: tuple[frozenset[Layer], ...] = (
+    frozenset({Layer.SCHEMA, Layer.CEL}),
+    frozenset({Layer.WEBHOOK, Layer.REFERENCE}),
+    frozenset({Layer.CONSEQUENCE}),
+)
+#: The same for a built-in kind, whose API validation runs in the same pass as its schema.
+_BUILTIN_STAGES: tuple[frozenset[Layer], ...] = (
+    frozenset({Layer.SCHEMA, Layer.CEL, Layer.WEBHOOK, Layer.REFERENCE}),
+    frozenset({Layer.CONSEQUENCE}),
+)
+
+
+def stopped_before(layer: Layer, errors: frozenset[Layer], *, webhooks: bool) -> Layer | None:
+    """The layer whose errors stop the request before upstream reaches ``layer`` for this object, or None.
+
+    ``errors`` are the layers of the object's error findings; ``webhooks`` says whether its kind's
+    validation is a validating webhook (``KindHandler.webhooks``). Lints and input problems are never
+    "after" anything: they are not what upstream answers.
+    """
+    stages = _WEBHOOK_STAGES if webhooks else _BUILTIN_STAGES
+    for stage in stages:
+        if layer in stage:
+            return None
+        stopping = [candidate for candidate in Layer if candidate in stage and candidate in errors]
+        if stopping:
+            return stopping[0]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +167,10 @@ class Diagnostic:
     #: Where in its document the finding points (List prefix included): what ``jobsetctl fix`` edits. Not
     #: part of the reported output.
     at: Path = ()
+    #: Set when upstream never gets this far for the object: the layer whose errors stop the request
+    #: first (schema or CEL errors stop it before any validating webhook is called; an object that is
+    #: refused has no consequences). The finding is still reported, so that one pass shows everything.
+    after: Layer | None = None
 
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
         return (self.file, self.line, self.column, self.severity.rank, self.rule, self.message)
@@ -143,7 +189,20 @@ class Diagnostic:
         }
         if self.hint:
             data["hint"] = self.hint
+        if self.after is not None:
+            data["after"] = str(self.after)
         return data
+
+    @property
+    def after_note(self) -> str | None:
+        """One sentence for reporters: why this finding is not what the API server would answer."""
+        if self.after is None:
+            return None
+        if self.layer is Layer.CONSEQUENCE:
+            return (f"the API server refuses this object ({self.after} errors above), so this happens only once "
+                    "those are fixed")
+        return (f"upstream stops at the {self.after} errors of this object and never calls the validating "
+                "webhooks; reported so that one pass shows everything")
 
 
 @dataclass(slots=True)
