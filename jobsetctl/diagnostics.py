@@ -55,36 +55,24 @@ class Layer(StrEnum):
 #: What upstream says only after admission has accepted the object, or never (issue #13).
 _AFTER_ADMISSION = frozenset({Layer.CONSEQUENCE, Layer.LINT})
 
-#: The passes of one request, in order, for a kind with validating webhooks (trainer.md §2.1, jobset.md
-#: §2.1): the API server's own validation (schema, ObjectMeta, CEL: one 422 with every cause), then the
-#: webhooks (one call each, their lookups included), then what happens once the object is stored.
-_WEBHOOK_STAGES: tuple[frozenset[Layer], ...] = (
-    frozenset({Layer.SCHEMA, Layer.CEL}),
-    frozenset({Layer.WEBHOOK, Layer.REFERENCE}),
-    frozenset({Layer.CONSEQUENCE}),
-)
-#: The same for a built-in kind, whose API validation runs in the same pass as its schema.
-_BUILTIN_STAGES: tuple[frozenset[Layer], ...] = (
-    frozenset({Layer.SCHEMA, Layer.CEL, Layer.WEBHOOK, Layer.REFERENCE}),
-    frozenset({Layer.CONSEQUENCE}),
-)
+#: The API server's own validation of a request (structural schema, ObjectMeta, CEL: one 422 with every
+#: cause). When it fails, the validating webhooks are never called (trainer.md §2.1, jobset.md §2.1).
+_BEFORE_WEBHOOKS: tuple[Layer, ...] = (Layer.SCHEMA, Layer.CEL)
+#: What the validating webhooks answer, their lookups included.
+_WEBHOOK_LAYERS = frozenset({Layer.WEBHOOK, Layer.REFERENCE})
 
 
 def stopped_before(layer: Layer, errors: frozenset[Layer], *, webhooks: bool) -> Layer | None:
     """The layer whose errors stop the request before upstream reaches ``layer`` for this object, or None.
 
     ``errors`` are the layers of the object's error findings; ``webhooks`` says whether its kind's
-    validation is a validating webhook (``KindHandler.webhooks``). Lints and input problems are never
-    "after" anything: they are not what upstream answers.
+    validation is a validating webhook (``KindHandler.webhooks``): a built-in kind's API validation runs
+    in the same pass as its schema, so nothing of it comes "after". (Consequences of a refused object are
+    not reported at all: there is no object to fail later.)
     """
-    stages = _WEBHOOK_STAGES if webhooks else _BUILTIN_STAGES
-    for stage in stages:
-        if layer in stage:
-            return None
-        stopping = [candidate for candidate in Layer if candidate in stage and candidate in errors]
-        if stopping:
-            return stopping[0]
-    return None
+    if not webhooks or layer not in _WEBHOOK_LAYERS:
+        return None
+    return next((candidate for candidate in _BEFORE_WEBHOOKS if candidate in errors), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +155,9 @@ class Diagnostic:
     #: Where in its document the finding points (List prefix included): what ``jobsetctl fix`` edits. Not
     #: part of the reported output.
     at: Path = ()
-    #: Set when upstream never gets this far for the object: the layer whose errors stop the request
-    #: first (schema or CEL errors stop it before any validating webhook is called; an object that is
-    #: refused has no consequences). The finding is still reported, so that one pass shows everything.
+    #: Set when upstream never gets this far for the object: the layer whose errors stop the request first
+    #: (schema or CEL errors stop it before any validating webhook is called). The finding is still
+    #: reported, so that one pass shows everything.
     after: Layer | None = None
 
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
@@ -198,9 +186,6 @@ class Diagnostic:
         """One sentence for reporters: why this finding is not what the API server would answer."""
         if self.after is None:
             return None
-        if self.layer is Layer.CONSEQUENCE:
-            return (f"the API server refuses this object ({self.after} errors above), so this happens only once "
-                    "those are fixed")
         return (f"upstream stops at the {self.after} errors of this object and never calls the validating "
                 "webhooks; reported so that one pass shows everything")
 

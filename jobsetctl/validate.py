@@ -11,9 +11,10 @@ What each object is told comes in layers (:class:`~jobsetctl.diagnostics.Layer`)
 answers (input, schema, defaults, CEL, webhooks, the references it checks), then the ``consequence``
 layer (accepted, but a creation the controllers make later is refused: the workload never runs; errors),
 then the lints. ``admission_only`` keeps exactly the first part, what ``kubectl apply --dry-run=server``
-would answer, and skips the work of the rest. Upstream stops a request at the first failing pass (schema
-and CEL before the validating webhooks; a refused object has no consequences); we carry on, and mark
-what upstream would never have said (``Diagnostic.after``).
+would answer, and skips the work of the rest. Consequences are reported only for objects admission
+accepts: a refused object is never stored, nothing of it fails later. Upstream stops a request at the
+schema and CEL errors, before the validating webhooks; we carry on, and mark the webhook findings
+upstream would not have given yet (``Diagnostic.after``).
 
 Large inputs run phase A in worker processes (one per core). Workers send back their diagnostics already
 placed in the file, and the admitted objects without their YAML node trees (pickling those would cost more
@@ -33,7 +34,7 @@ from typing import Any
 
 from jobsetctl.admission.chain import AdmissionResult, admit, admit_in_cluster
 from jobsetctl.context import ClusterIndex, ContextFiles, repository_manifests, soften_unresolved
-from jobsetctl.diagnostics import Diagnostic, Finding, Layer, ObjectRef, Report, Severity, stopped_before
+from jobsetctl.diagnostics import Diagnostic, Finding, Layer, Report, Severity, stopped_before
 from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
@@ -90,7 +91,8 @@ class Checked:
     linted_locally: bool = False
     #: Layers of the (not ignored) admission errors found so far, for ``Diagnostic.after``.
     errors: frozenset[Layer] = frozenset()
-    #: Its consequences have been checked already (phase A: ``KindHandler.consequences_look_up`` is False).
+    #: Its consequences have been checked already (phase A: ``KindHandler.consequences_look_up`` is False,
+    #: and admission found no error).
     consequences_checked: bool = False
 
 
@@ -157,7 +159,7 @@ def check(options: ValidateOptions) -> Outcome:
             in_cluster = [soften(finding) for finding in admit_in_cluster(obj, cluster_ctx)]
             _note_errors(item, in_cluster, options)
             late.extend((item, finding) for finding in in_cluster)
-            if not options.admission_only and not item.consequences_checked:
+            if not options.admission_only and not item.consequences_checked and not item.errors:
                 consequences = item.result.handler.validate_consequences(obj, cluster_ctx)
                 late.extend((item, finding) for finding in consequences)
     positions = _Positions()
@@ -166,10 +168,10 @@ def check(options: ValidateOptions) -> Outcome:
     if not options.admission_only:
         late.extend((by_record[id(record)], finding) for record, finding in _duplicates(checked, ctx, old_objects, positions))
     for item, finding in late:
-        if _kept(item.record.obj, finding, options):
+        if _kept(item.record.obj, finding, options) and not (finding.rule.layer is Layer.CONSEQUENCE and item.errors):
             finding = soften(finding)
             diagnostics.append(positions.diagnostic(item.record, finding, _after(item, finding)))
-    diagnostics = _mark_local_consequences(diagnostics, checked)
+    diagnostics = _without_consequences_of_refused(diagnostics, checked)
 
     diagnostics.sort(key=Diagnostic.sort_key)
     notes = _empty_directories(options.paths, checked, diagnostics)
@@ -206,7 +208,7 @@ def check_file(
             # positions (phase B would parse the file again to place a warning).
             findings += run_local_lints(record, result.obj, ctx)
             item.linted_locally = True
-            if handler is not None and not handler.consequences_look_up:
+            if handler is not None and not handler.consequences_look_up and not item.errors:
                 findings += handler.validate_consequences(result.obj, ctx)
                 item.consequences_checked = True
         for finding in findings:
@@ -278,31 +280,17 @@ def _note_errors(item: Checked, findings: Iterable[Finding], options: ValidateOp
 
 
 def _after(item: Checked, finding: Finding) -> Layer | None:
-    return _after_layer(item, finding.rule.layer)
-
-
-def _after_layer(item: Checked, layer: Layer) -> Layer | None:
     handler = item.result.handler
-    return stopped_before(layer, item.errors, webhooks=handler is not None and handler.webhooks)
+    return stopped_before(finding.rule.layer, item.errors, webhooks=handler is not None and handler.webhooks)
 
 
-def _mark_local_consequences(diagnostics: list[Diagnostic], checked: list[Checked]) -> list[Diagnostic]:
-    """Consequences found in phase A, of objects that phase B found refused (a lookup-dependent webhook
-    error, e.g. an existing PVC): marked now that the object's errors are all known."""
-    from dataclasses import replace
-
-    refused: dict[tuple[str, ObjectRef | None], Layer] = {}
-    for item in checked:
-        after = _after_layer(item, Layer.CONSEQUENCE) if item.consequences_checked else None
-        if after is not None:
-            refused[(item.record.file, item.record.ref)] = after
+def _without_consequences_of_refused(diagnostics: list[Diagnostic], checked: list[Checked]) -> list[Diagnostic]:
+    """Consequences found in phase A, of objects that phase B found refused (a webhook error that needs a
+    lookup, e.g. an existing PVC): the object is never stored, so they are dropped."""
+    refused = {(item.record.file, item.record.ref) for item in checked if item.consequences_checked and item.errors}
     if not refused:
         return diagnostics
-    return [
-        replace(d, after=refused[(d.file, d.object)])
-        if d.layer is Layer.CONSEQUENCE and d.after is None and (d.file, d.object) in refused else d
-        for d in diagnostics
-    ]
+    return [d for d in diagnostics if not (d.layer is Layer.CONSEQUENCE and (d.file, d.object) in refused)]
 
 
 def _phase_a(

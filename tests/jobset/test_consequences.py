@@ -130,13 +130,27 @@ def test_webhook_findings_after_a_cel_error_are_marked(tmp_path: Path) -> None:
     assert ("jobset-depends-on-first", Layer.CEL) in found
 
 
-def test_consequences_of_a_refused_object_are_marked(tmp_path: Path) -> None:
-    """A JobSet the webhook refuses is never stored: its Jobs are never created; the consequence is still
-    reported (one pass shows everything), marked ``after: webhook``."""
+def test_a_refused_object_has_no_consequences(tmp_path: Path) -> None:
+    """A JobSet the webhook refuses is never stored: no Job of it is ever created. Its consequences come
+    once it is accepted (saying "accepted, but" of a refused object would be false, and a consequence
+    often has the same cause as the error, e.g. a negative count)."""
     text = jobset(rjob("workers", extra="dependsOn: [{name: workers, status: Ready}]", pod="restartPolicy: Always, "))
     found = {(d.rule, d.layer, d.after) for d in validate_text(tmp_path, text)}
-    assert found == {("jobset-depends-on-first", Layer.WEBHOOK, None),
-                     ("jobset-child-job-invalid", Layer.CONSEQUENCE, Layer.WEBHOOK)}
+    assert found == {("jobset-depends-on-first", Layer.WEBHOOK, None)}
+    fixed = text.replace("    dependsOn: [{name: workers, status: Ready}]\n", "")
+    assert {d.rule for d in validate_text(tmp_path, fixed)} == {"jobset-child-job-invalid"}
+
+
+def test_a_trainjob_refused_by_its_schema_has_no_consequences(tmp_path: Path) -> None:
+    text = """
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: TrainJob
+        metadata: {name: neg}
+        spec:
+          runtimeRef: {name: torch-distributed}
+          trainer: {numNodes: -1, image: x}
+    """
+    assert [d.rule for d in validate_text(tmp_path, text)] == ["schema-range"]
 
 
 def test_built_in_validation_is_one_pass_with_the_schema(tmp_path: Path) -> None:
