@@ -30,6 +30,7 @@ def validate_options(
     context: Sequence[str] | None = None,
     pre_commit: bool = False,
     unseen_cluster: bool = False,
+    admission_only: bool | None = None,
 ) -> ValidateOptions:
     """``context`` None: the command has no context (render: its fake cluster is all there is), and the
     configuration's ``context:`` does not apply."""
@@ -68,6 +69,7 @@ def validate_options(
         context=[] if context is None else list(context) + list(config.context),
         pre_commit=pre_commit,
         unseen_cluster=unseen_cluster,
+        admission_only=admission_only if admission_only is not None else bool(config.admission_only),
     )
 
 
