@@ -34,6 +34,7 @@ def validate_options(
     context: Sequence[str] | None = None,
     pre_commit: bool = False,
     unseen_cluster: bool = False,
+    admission_only: bool | None = None,
     kueue_config: str | None = None,
 ) -> ValidateOptions:
     """``context`` None: the command has no context (render: its fake cluster is all there is), and the
@@ -73,6 +74,7 @@ def validate_options(
         context=[] if context is None else list(context) + list(config.context),
         pre_commit=pre_commit,
         unseen_cluster=unseen_cluster,
+        admission_only=admission_only if admission_only is not None else bool(config.admission_only),
         kueue=kueue_configuration(kueue_config),
     )
 

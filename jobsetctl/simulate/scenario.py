@@ -243,7 +243,7 @@ class _Reader:
                     self.error(UNKNOWN_FIELD, f'unknown field "{path_string((*at, key))}"', (*at, key))
         for key in needed:
             if value.get(key) is None:
-                self.error(REQUIRED, required((*at, key)), at)
+                self.error(REQUIRED, required((*at, key)), (*at, key))  # points at ``at``: the key is missing
         return value
 
     def sequence(self, value: Any, at: Path) -> list[Any]:
@@ -523,7 +523,7 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
     when = reader.duration(entry.get("at"), (*at, "at"))
     submission = Submission(when or 0.0, index)
     if entry.get("files") is None and entry.get("objects") is None:
-        reader.error(REQUIRED, required((*at, "files"), "a submission needs files, objects or both"), at)
+        reader.error(REQUIRED, required((*at, "files"), "a submission needs files, objects or both"), (*at, "files"))
     for i, item in enumerate(reader.sequence(entry.get("files"), (*at, "files"))):
         text = reader.string(item, (*at, "files", i))
         if text is None:
