@@ -141,7 +141,7 @@ def check_kueue_references(admitted: Admitted, ctx: AdmissionContext) -> Iterato
             continue
         for finding in findings:
             yield record, finding
-    queues.forget_workloads()
+    # The Workloads built stay for the Kueue lints, which run next; the next run forgets them.
 
 
 def _key(obj: Object, ctx: AdmissionContext) -> tuple[str, str, str, str]:
@@ -267,13 +267,14 @@ def _job(obj: Object, ctx: AdmissionContext, kueue: queues.Kueue, config: KueueC
     if not is_managed(obj, ctx):
         return
     namespace = _namespace(obj, ctx)
-    built = queues.workload_of(obj, ctx)
-    if built.event is not None and built.event[0] == WPC_NOT_FOUND_REASON:
-        wpc = priority_class_label(obj)
-        yield PRIORITY_CLASS_MISSING.finding(
-            built.event[1], at=built.at, unresolved=(api.GROUP, api.WORKLOAD_PRIORITY_CLASS, wpc),
-            hint=f"Kueue creates no Workload (event {WPC_NOT_FOUND_REASON}) and the job stays suspended")
-        return
+    wpc = priority_class_label(obj)
+    if wpc:
+        built = queues.workload_of(obj, ctx)
+        if built.event is not None and built.event[0] == WPC_NOT_FOUND_REASON:
+            yield PRIORITY_CLASS_MISSING.finding(
+                built.event[1], at=built.at, unresolved=(api.GROUP, api.WORKLOAD_PRIORITY_CLASS, wpc),
+                hint=f"Kueue creates no Workload (event {WPC_NOT_FOUND_REASON}) and the job stays suspended")
+            return
     queue = queue_name(obj)
     if not queue and kueue.get(api.LOCAL_QUEUE, api.DEFAULT_LOCAL_QUEUE, namespace) is not None:
         queue = api.DEFAULT_LOCAL_QUEUE  # ApplyDefaultLocalQueue, which validate's per-file phase cannot apply
@@ -291,11 +292,13 @@ def _job(obj: Object, ctx: AdmissionContext, kueue: queues.Kueue, config: KueueC
     for finding in _route(namespace, queue, _LABEL_AT, kueue, config, inputs):
         blocked = True
         yield finding
-    if blocked or built.workload is None or not config.gate("TopologyAwareScheduling"):
+    if blocked or not config.gate("TopologyAwareScheduling"):
         return
     way = queues.route(namespace, queue, kueue, config)
     if way.usable and way.cluster_queue is not None:
-        yield from _tas(obj, built.workload, way.cluster_queue, kueue, config)
+        workload = queues.workload_of(obj, ctx).workload  # built only now: most jobs stop before
+        if workload is not None:
+            yield from _tas(obj, workload, way.cluster_queue, kueue, config)
 
 
 def _tas(job: Object, workload: Object, cluster_queue: Object, kueue: queues.Kueue,
