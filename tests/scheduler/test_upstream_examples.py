@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from tests.helpers import UPSTREAM, requires_upstream
-from tests.scheduler.harness import Sim
+from tests.scheduler.harness import Sim, SimFactory
 
 EXAMPLES = UPSTREAM / "jobset" / "examples" / "workload-aware-scheduling"
 #: the gates of the examples' kind.yaml
@@ -32,8 +32,8 @@ def _timeline(sim: Sim) -> list[tuple[Any, ...]]:
     return [(t, kind, _SUFFIX.sub("", name), event, extra) for t, kind, name, event, extra in sim.timeline()]
 
 
-def test_gang_of_six_waits_for_room() -> None:
-    sim = Sim("1.36", GATES, controllers=True)
+def test_gang_of_six_waits_for_room(make_sim: SimFactory) -> None:
+    sim = make_sim("1.36", GATES)
     for i in range(4):
         sim.node(f"worker-{i}", cpu="6")  # one 4-cpu pod per node: 4 of 6
     _apply(sim, "workload.yaml", "podgroup.yaml", "jobset.yaml")
@@ -50,8 +50,8 @@ def test_gang_of_six_waits_for_room() -> None:
     assert sim.group("js-abc-workers-def").admitted_at == 30
 
 
-def test_tas_puts_all_four_pods_on_one_rack() -> None:
-    sim = Sim("1.36", GATES, controllers=True)
+def test_tas_puts_all_four_pods_on_one_rack(make_sim: SimFactory) -> None:
+    sim = make_sim("1.36", GATES)
     key = "topology.example.com/rack"
     for rack, count in (("rack-a", 3), ("rack-b", 2)):
         for i in range(count):
@@ -69,8 +69,8 @@ def test_tas_puts_all_four_pods_on_one_rack() -> None:
     ]
 
 
-def test_low_priority_gang_is_preempted_as_a_whole_by_the_high_priority_one() -> None:
-    sim = Sim("1.36", GATES, controllers=True)
+def test_low_priority_gang_is_preempted_as_a_whole_by_the_high_priority_one(make_sim: SimFactory) -> None:
+    sim = make_sim("1.36", GATES)
     for i in range(4):
         sim.node(f"worker-{i}", cpu="4")  # one 3-cpu pod per node
     _apply(sim, "preemption/low-priority.yaml", "preemption/high-priority.yaml", "preemption/low-priority-jobset.yaml")
