@@ -80,6 +80,35 @@ def test_coscheduling_post_filter_rejects_the_waiting_siblings(make_sim: SimFact
     ]
 
 
+def test_coscheduling_livelock_ends_in_an_explained_wait_not_an_internal_error(make_sim: SimFactory) -> None:
+    """Issue 11 item 11: minMember 3, four members, one node that holds one. Each failing member's
+    PostFilter rejects the one waiting at Permit, which comes straight back from backoffQ (upstream spins
+    the same way, with real time passing); the loop guard freezes the members with the status of their
+    last attempt until the next change, here two nodes added at 30 s."""
+    sim = make_sim()
+    sim.node("n1", cpu="2")
+    _cosched_group(sim, "pg", 3)
+    for i in range(4):
+        sim.pod(f"c-{i}", cpu="2", labels={LABEL: "pg"})
+    sim.run(29)
+    rejected = ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+                "victims found for incoming pod., PodGroup default/pg gets rejected due to Pod {} is unschedulable "
+                "even after PostFilter")
+    optimistic = "0/1 nodes are available: 1 optimistic rejection in PostFilter."
+    last = {name: (event, extra) for _, _, name, event, extra in sim.timeline()}
+    assert last.pop("pg") == ("Unschedulable", "gang 1/3 placeable: 1 pods Insufficient cpu")
+    # Where the guard cuts decides which of the two explained states each member is frozen in.
+    assert sorted(last) == ["c-0", "c-1", "c-2", "c-3"]
+    assert all(last[name] in {("Unschedulable", rejected.format(name)), ("Unschedulable", optimistic)}
+               for name in last), last
+    assert [subject for _, subject, outcome in sim.scheduler.attempt_log if outcome == "livelock"]
+    assert not sim.scheduler.snapshot.pods
+    sim.at(30, lambda: [sim.node(f"n{i}", cpu="2") for i in (2, 3)])
+    sim.run(40)
+    assert sorted(e[2:] for e in sim.timeline() if e[0] == 30 and e[3] == "Scheduled") == [
+        ("c-0", "Scheduled", "n1"), ("c-1", "Scheduled", "n2"), ("c-2", "Scheduled", "n3"), ("pg", "Scheduled", None)]
+
+
 def test_coscheduling_pre_filter_min_member_and_min_resources(make_sim: SimFactory) -> None:
     sim = make_sim()
     sim.node("n1", cpu="4")

@@ -48,6 +48,8 @@ def test_min_count_below_the_pod_count_binds_min_count_and_extras_stay_pending_1
 
 
 def test_gang_that_does_not_fit_binds_nothing_and_waits_then_schedules_whole_1_36(make_sim: SimFactory) -> None:
+    """The PodGroup and the pods that found a node carry upstream's status (``errPodGroupUnschedulable``,
+    schedule_one_podgroup.go); the pod that found none its FitError; the timeline note keeps ours."""
     sim = _sim(make_sim, "1.36")
     for i in range(4):
         sim.node(f"n{i}", cpu="4", gpu=2, labels={"rack": "rack-1"})
@@ -56,15 +58,18 @@ def test_gang_that_does_not_fit_binds_nothing_and_waits_then_schedules_whole_1_3
     sim.podgroup("train", 4)
     for i in range(4):
         sim.member(f"t-{i}", "train", gpu=2)
+    sim.run(1)
+    assert sim.group("train").waiting == "gang 3/4 placeable: 1 pods Insufficient nvidia.com/gpu"
     sim.run(60)
-    why = "gang 3/4 placeable: 1 pods Insufficient nvidia.com/gpu"
+    group = "pod group is unschedulable"
     timeline = [e for e in sim.timeline() if e[2] != "blocker"]
-    assert timeline[0] == (0, "PodGroup", "train", "Unschedulable", why)
-    assert [e[2:4] for e in timeline[1:5]] == [(f"t-{i}", "Unschedulable") for i in range(4)]
-    assert [e[:4] for e in timeline[5:]] == [
-        (30, "PodGroup", "train", "Scheduled"),
-        (30, "Pod", "t-0", "Scheduled"), (30, "Pod", "t-1", "Scheduled"),
-        (30, "Pod", "t-2", "Scheduled"), (30, "Pod", "t-3", "Scheduled"),
+    assert timeline == [
+        (0, "PodGroup", "train", "Unschedulable", group),
+        *[(0, "Pod", f"t-{i}", "Unschedulable", group) for i in range(3)],
+        (0, "Pod", "t-3", "Unschedulable", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: "
+                                           "0/4 nodes are available: 4 No preemption victims found for incoming pod."),
+        (30, "PodGroup", "train", "Scheduled", None),
+        *[(30, "Pod", f"t-{i}", "Scheduled", f"n{i}") for i in range(4)],
     ]
     pg = sim.api.get("scheduling.k8s.io", "PodGroup", "default", "train")
     assert pg is not None
@@ -217,9 +222,10 @@ def test_basic_policy_groups_bind_what_fits(make_sim: SimFactory) -> None:
         assert scheduled == ["w-0", "w-1"], version
 
 
-def test_1_37_partial_success_preempts_for_the_rest_of_the_gang(make_sim: SimFactory) -> None:
-    """Workload cycle "PartialSuccess": the initial attempt binds minCount without preempting; the
-    immediate retry of the rest (members are bound now) tries workload-aware preemption first."""
+def test_1_37_binds_first_then_preempts_for_the_rest_of_the_gang(make_sim: SimFactory) -> None:
+    """``podGroupCycle``: workload-aware preemption runs only when the cycle is Unschedulable; the pods
+    that fit bind first, the rest get their own cycle at once, which preempts (upstream
+    preemption/podgroup/podgrouppreemption_test.go "Binding first before preemption for gang policy")."""
     sim = _sim(make_sim, "1.37")
     sim.priority_class("low", 1)
     sim.priority_class("high", 100)
@@ -231,12 +237,11 @@ def test_1_37_partial_success_preempts_for_the_rest_of_the_gang(make_sim: SimFac
     for i in range(3):
         sim.member(f"w-{i}", "pg", cpu="1", priority="high")
     sim.run(5)
-    assert [e[:4] for e in sim.timeline()] == [
-        (0, "PodGroup", "pg", "Scheduled"),
-        (0, "Pod", "w-0", "Scheduled"), (0, "Pod", "w-1", "Scheduled"),
-        (0, "Pod", "low", "Preempted"),
-        (0, "PodGroup", "pg", "Unschedulable"),
-        (0, "Pod", "w-2", "Unschedulable"),
-        (0, "Pod", "low", "Deleted"),
-        (0, "Pod", "w-2", "Scheduled"),
+    assert sim.timeline() == [
+        (0, "PodGroup", "pg", "Scheduled", None),
+        (0, "Pod", "w-0", "Scheduled", "n0"), (0, "Pod", "w-1", "Scheduled", "n1"),
+        (0, "Pod", "w-2", "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."),
+        (0, "Pod", "low", "Preempted", "Preempted by PodGroup default/pg on node n2"),
+        (0, "Pod", "low", "Deleted", None),
+        (0, "Pod", "w-2", "Scheduled", "n2"),
     ]

@@ -54,25 +54,38 @@ def test_nodes_without_the_label_are_in_no_domain(make_sim: SimFactory) -> None:
     for i in range(8):
         sim.member(f"t-{i}", "train", gpu=1)
     sim.run(1)
-    assert sim.timeline(kinds={"PodGroup"}) == [
-        (0, "PodGroup", "train", "Unschedulable", "gang 6/8 placeable: 2 pods Insufficient nvidia.com/gpu in rack-2")]
+    assert sim.timeline(kinds={"PodGroup"}) == [(0, "PodGroup", "train", "Unschedulable", "pod group is unschedulable")]
+    assert sim.group("train").waiting == "gang 6/8 placeable: 2 pods Insufficient nvidia.com/gpu in rack-2"
 
 
 def test_why_it_waits_names_the_closest_domain_and_the_dominant_reason(make_sim: SimFactory) -> None:
-    sim = make_sim("1.36", ALL_GANG_GATES["1.36"])
-    for i in range(2):
-        sim.node(f"rack-2-n{i}", cpu="8", gpu=2, labels={"rack": "rack-2"})
-    sim.node("rack-2-n2", cpu="8", gpu=1, labels={"rack": "rack-2"})
-    sim.node("rack-1-n0", cpu="8", gpu=2, labels={"rack": "rack-1"})
-    sim.podgroup("train", 8, topology="rack")
-    for i in range(8):
-        sim.member(f"t-{i}", "train", gpu=1)
-    sim.run(1)
-    message = "gang 5/8 placeable: 3 pods Insufficient nvidia.com/gpu in rack-2"
-    assert sim.timeline(kinds={"PodGroup"}) == [(0, "PodGroup", "train", "Unschedulable", message)]
-    record = sim.group("train")
-    assert (record.waiting, record.placeable, record.min_count, record.admitted_at) == (message, 5, 8, None)
-    assert not any(e[3] == "Scheduled" for e in sim.timeline())
+    """The timeline note explains (closest domain, dominant reason); the condition carries upstream's
+    status: 1.36 ``pod group is unschedulable``, 1.37 the placement algorithm's first placement
+    (domains in value order) ended by PlacementFeasible, then the preemption status appended (1.37 runs
+    workload-aware preemption for topology groups too; nothing here has a lower priority)."""
+    for version, condition in (
+        ("1.36", "pod group is unschedulable"),
+        ("1.37", "0/2 placements are available, first placement status: "
+                 "minCount (8) cannot be satisfied: 2 scheduled, 5 remaining, "
+                 "pod group preemption: No preemption victims found for incoming preemptor"),
+    ):
+        sim = make_sim(version, ALL_GANG_GATES[version])
+        for i in range(2):
+            sim.node(f"rack-2-n{i}", cpu="8", gpu=2, labels={"rack": "rack-2"})
+        sim.node("rack-2-n2", cpu="8", gpu=1, labels={"rack": "rack-2"})
+        sim.node("rack-1-n0", cpu="8", gpu=2, labels={"rack": "rack-1"})
+        sim.podgroup("train", 8, topology="rack")
+        for i in range(8):
+            sim.member(f"t-{i}", "train", gpu=1)
+        sim.run(1)
+        note = "gang 5/8 placeable: 3 pods Insufficient nvidia.com/gpu in rack-2"
+        assert sim.timeline(kinds={"PodGroup"}) == [(0, "PodGroup", "train", "Unschedulable", condition)], version
+        pg = sim.api.get("scheduling.k8s.io", "PodGroup", "default", "train")
+        kind = "PodGroupScheduled" if version == "1.36" else "PodGroupInitiallyScheduled"
+        assert sim.condition(pg, kind)["message"] == condition  # type: ignore[arg-type,index]
+        record = sim.group("train")
+        assert (record.waiting, record.placeable, record.min_count, record.admitted_at) == (note, 5, 8, None)
+        assert not any(e[3] == "Scheduled" for e in sim.timeline())
 
 
 def test_bound_members_force_the_domain_of_later_pods(make_sim: SimFactory) -> None:

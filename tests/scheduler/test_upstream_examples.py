@@ -38,11 +38,15 @@ def test_gang_of_six_waits_for_room(make_sim: SimFactory) -> None:
         sim.node(f"worker-{i}", cpu="6")  # one 4-cpu pod per node: 4 of 6
     _apply(sim, "workload.yaml", "podgroup.yaml", "jobset.yaml")
     sim.at(30, lambda: [sim.node(f"worker-{i}", cpu="6") for i in (4, 5)])
+    sim.run(1)
+    assert sim.group("js-abc-workers-def").waiting == "gang 4/6 placeable: 2 pods Insufficient cpu"
     sim.run(60)
-    why = "gang 4/6 placeable: 2 pods Insufficient cpu"
+    # The events carry upstream's status (``errPodGroupUnschedulable``, then workload-aware preemption's
+    # status appended); our explanation is the group's timeline note.
+    status = "pod group is unschedulable, No preemption victims found for incoming preemptor"
     assert _timeline(sim) == [
-        (0, "PodGroup", "js-abc-workers-def", "Unschedulable", why),
-        *[(0, "Pod", f"js-rj-{j}-{i}", "Unschedulable", why) for j in (0, 1) for i in (0, 1)],
+        (0, "PodGroup", "js-abc-workers-def", "Unschedulable", status),
+        *[(0, "Pod", f"js-rj-{j}-{i}", "Unschedulable", status) for j in (0, 1) for i in (0, 1)],
         *[(0, "Pod", f"js-rj-2-{i}", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu.") for i in (0, 1)],
         (30, "PodGroup", "js-abc-workers-def", "Scheduled", None),
         *[(30, "Pod", f"js-rj-{j}-{i}", "Scheduled", f"worker-{2 * j + i}") for j in range(3) for i in (0, 1)],

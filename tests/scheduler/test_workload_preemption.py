@@ -34,7 +34,8 @@ def test_low_priority_gang_is_preempted_as_a_whole_exact_sequence(make_sim: SimF
     assert sim.timeline()[5:] == [
         (1, "PodGroup", "lp", "Preempted", by),
         *[(1, "Pod", f"lp-{i}", "Preempted", f"{by} on node n{i}") for i in range(4)],
-        (1, "PodGroup", "hp", "Unschedulable", "gang 0/4 placeable: 4 pods Insufficient cpu"),
+        # 1.36: a successful preemption leaves the group's status as it was (waitingOnPreemption).
+        (1, "PodGroup", "hp", "Unschedulable", "pod group is unschedulable"),
         *[(1, "Pod", f"hp-{i}", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu.") for i in range(4)],
         *[(1, "Pod", f"lp-{i}", "Deleted", None) for i in range(4)],
         (1, "PodGroup", "hp", "Scheduled", None),

@@ -161,6 +161,10 @@ class GroupState:
     #: Whether the group's ``Scheduled`` event was recorded for its current run.
     scheduled: bool = False
     last_message: str | None = None
+    #: The scheduling cycle in which the group (or a member, per pod) last preempted: its first failure in
+    #: a later cycle is recorded even with an unchanged text, so the timeline shows the retry once the
+    #: victims are gone (invariant 7, :mod:`jobsetctl.fakecluster.invariants`).
+    preempted_in_cycle: int | None = None
     record: GroupRecord | None = None
     #: Coscheduling: when the group last failed (QueueSort/backoff), scheduler-plugins' "last failure".
     failed_at: float | None = None
