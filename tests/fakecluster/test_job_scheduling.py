@@ -163,8 +163,9 @@ def test_1_37_owned_job_defers_to_its_parent(make_cluster: ClusterFactory) -> No
         "ownerReferences": [parent], "annotations": {"scheduling.k8s.io/group-template-name": "b"}}))
     fake.run(0)
     (group,) = objects(fake, "PodGroup")
-    # One PodGroup per delegating Job (several Jobs share the template), named after the Job.
-    assert group["metadata"]["name"] == pod_group_name("js-b-0", "b")
+    # computePodGroupName(parent Workload, template) (job_scheduling_manager_test.go,
+    # TestEnsureWorkloadAndPodGroup "delegated Job creates the PodGroup from the parent's template").
+    assert group["metadata"]["name"] == pod_group_name("js-wl", "b")
     assert group["metadata"]["ownerReferences"] == [{
         "apiVersion": "batch/v1", "kind": "Job", "name": "js-b-0", "uid": created["metadata"]["uid"],
         "controller": True, "blockOwnerDeletion": True}]
