@@ -51,12 +51,29 @@ def test_a_started_pod_has_running_status(make_cluster: ClusterFactory) -> None:
         (0, "Pod", "p", "Created", None), (0, "Pod", "p", "Started", None), (3, "Pod", "p", "Ready", None)]
 
 
-def test_a_pod_bound_to_a_missing_node_never_starts(make_cluster: ClusterFactory) -> None:
+def test_a_pod_bound_to_a_missing_node_never_starts_and_pod_gc_collects_it(make_cluster: ClusterFactory) -> None:
+    """PodGC's gcOrphaned (pkg/controller/podgc/gc_controller.go): a pod whose node the informer does not
+    know is collected once the node has been missing for the 40 s quarantine, Failed with
+    DisruptionTarget DeletionByPodGC, whether the node was deleted or never existed."""
+    fake = make_cluster()
+    created = submit(fake, pod(nodeName="ghost", annotations={"jobsetctl.dev/duration": "1s"}))
+    fake.run(39)
+    stored = fake.api.get("", "Pod", "default", "p")
+    assert stored is not None and stored["status"].get("phase", "Pending") == "Pending"
+    fake.run(100)
+    assert fake.api.get("", "Pod", "default", "p") is None
+    assert created["status"]["phase"] == "Failed"
+    assert Timeline(fake).events(kinds={"Pod"}) == [
+        (0, "Pod", "p", "Created", None), (40, "Pod", "p", "Failed", "DeletionByPodGC"), (40, "Pod", "p", "Deleted", None)]
+
+
+def test_a_missing_node_created_within_the_quarantine_runs_its_pod(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     submit(fake, pod(nodeName="ghost", annotations={"jobsetctl.dev/duration": "1s"}))
+    fake.clock.call_at(30, add_node, fake, "ghost")
     fake.run(100)
-    stored = fake.api.get("", "Pod", "default", "p")
-    assert stored is not None and stored["status"]["phase"] == "Pending"
+    assert [e[:4] for e in Timeline(fake).events(kinds={"Pod"})] == [
+        (0, "Pod", "p", "Created"), (30, "Pod", "p", "Started"), (30, "Pod", "p", "Ready"), (31, "Pod", "p", "Succeeded")]
 
 
 def test_fail_attempts_recover_within_a_job(make_cluster: ClusterFactory) -> None:
@@ -285,8 +302,9 @@ def test_a_pod_bound_to_a_missing_node_and_deleted_is_removed(make_cluster: Clus
 
 
 def test_a_job_whose_pod_is_bound_to_a_missing_node_can_still_fail(make_cluster: ClusterFactory) -> None:
-    """The same with the Job controller's tracking finalizer: the Job fails on its deadline, deletes its pod
-    (bound to a node that does not exist) and must then see it go, counted, to write ``Failed``."""
+    """The same with the Job controller's tracking finalizer: the Job fails on its deadline (10 s, before
+    PodGC's 40 s quarantine), deletes its pod (bound to a node that does not exist) and must then see it
+    go, counted, to write ``Failed``."""
     fake = make_cluster()
     submit(fake, job(activeDeadlineSeconds=10, pod_spec={"nodeName": "ghost"},
                      annotations={"jobsetctl.dev/duration": "1s"}))
