@@ -435,7 +435,9 @@ class GroupCycle:
         s = self.s
         s.actuator.group_unschedulable(state, message, error=error, reason=reason, note=note)
         s.log_attempt(f"group {state.namespace}/{state.name}", "error" if error else "unschedulable")
-        for uid, item in items.items():
+        # In the group's pod order (the order the cycle tried them), whatever order the queue held them in.
+        order = {uid: (-pod.priority, pod.created, pod.seq) for uid in items if (pod := s.pods.get(uid)) is not None}
+        for uid, item in sorted(items.items(), key=lambda kv: order.get(kv[0], (0, 0.0, 0))):
             pod = s.pods.get(uid)
             if pod is None:
                 continue
