@@ -12,7 +12,8 @@
 2. **Gangs all-or-nothing at bind time.** For a gang (in-tree ``gang`` PodGroup or 1.35 Workload
    podGroup, coscheduling ``minMember``, Volcano ``minMember``): when the gang goes from no bound member
    to some, the members bound during that virtual instant plus those already bound reach ``minCount``
-   by the end of the instant. "Instant" is one value of the virtual clock: in every version the
+   by the end of the instant (pods created already bound, ``spec.nodeName`` set by their author, count
+   as members but were not scheduled, so they start no such check). "Instant" is one value of the virtual clock: in every version the
    binding of a gang happens in one instant — 1.35 releases the pods waiting at Permit together, 1.36+
    binds a whole PodGroup cycle, coscheduling allows every waiting pod at once. Checked when time moves
    on (and by :meth:`finish`). ``minCount`` is read when the instant closes (1.37 allows decreasing it).
@@ -175,7 +176,10 @@ class InvariantChecker:
         self._check_node(bound.node)
         if group is not None:
             members = self._group_bound.setdefault(group, set())
-            if not members and group not in self._opening:
+            # A pod created already bound (``spec.nodeName`` set by its author) was never scheduled: it
+            # counts as a bound member but opens no all-or-nothing check of its own.
+            scheduled = event.type != WatchType.ADDED
+            if scheduled and not members and group not in self._opening:
                 self._opening[group] = set()
             if group in self._opening:
                 self._opening[group].add(uid)

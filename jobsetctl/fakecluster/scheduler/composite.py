@@ -157,14 +157,15 @@ class CompositeTrees:
         s = self.s
         return s.groups.spec(s.groups.state(key))
 
-    def ready(self, key: GroupKey) -> bool:
+    def ready(self, key: GroupKey, seen: frozenset[GroupKey] = frozenset()) -> bool:
         spec = self.spec(key)
-        if spec is None:
-            return False
+        if spec is None or key in seen:
+            return False  # a parent cycle is never ready (validate says why)
         if key[0] == POD_GROUP:
             return not spec.gang or len(self.s.groups.state(key).members) >= spec.min_count
         need = spec.min_count if spec.gang else 1
-        return sum(1 for child in self.children(key) if self.ready(child)) >= need
+        inside = seen | {key}
+        return sum(1 for child in self.children(key) if self.ready(child, inside)) >= need
 
     def quorum(self, namespace: str, cpg: str) -> tuple[str, str | None]:
         """(root name, why the tree may not enter the queue yet, or None)."""
@@ -187,10 +188,14 @@ class CompositeTrees:
         state = self.s.groups.state(root)
         self.s.actuator.group_unschedulable(state, problem, reason=INVALID)
 
-    def leaves(self, key: GroupKey) -> list[GroupKey]:
+    def leaves(self, key: GroupKey, seen: frozenset[GroupKey] = frozenset()) -> list[GroupKey]:
+        """The PodGroups under ``key``; a CompositePodGroup met again on the way (a parent cycle) adds none."""
         if key[0] == POD_GROUP:
             return [key]
-        return [leaf for child in self.children(key) for leaf in self.leaves(child)]
+        if key in seen:
+            return []
+        inside = seen | {key}
+        return [leaf for child in self.children(key) for leaf in self.leaves(child, inside)]
 
     # ---- the cycle ---------------------------------------------------------------------------------
     def cycle(self, root: GroupKey, held: dict[str, QueuedItem], entry: QueuedItem) -> None:
@@ -236,11 +241,11 @@ class CompositeTrees:
         statuses[root] = message
         self._report(result, statuses, held, entry, nominations, root_message=message)
 
-    def _all(self, key: GroupKey) -> list[GroupKey]:
+    def _all(self, key: GroupKey, seen: frozenset[GroupKey] = frozenset()) -> list[GroupKey]:
         out: list[GroupKey] = []
-        for child in self.children(key) if key[0] == COMPOSITE else []:
+        for child in self.children(key) if key[0] == COMPOSITE and key not in seen else []:
             out.append(child)
-            out.extend(self._all(child))
+            out.extend(self._all(child, seen | {key}))
         return out
 
     def place(self, key: GroupKey, scope: set[str] | None, by_leaf: dict[GroupKey, list[PodInfo]]) -> TreeResult:
