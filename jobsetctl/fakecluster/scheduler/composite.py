@@ -379,7 +379,9 @@ class CompositeTrees:
                 s.actuator.group_scheduled(state, [])
             else:
                 s.actuator.group_unschedulable(state, message)
-        for uid in held:
+        # In the pods' order (priority, creation), as the cycle tried them.
+        for uid in sorted(held, key=lambda u: (-s.pods[u].priority, s.pods[u].created, s.pods[u].seq)
+                          if u in s.pods else (0, 0.0, 0)):
             pod = s.pods.get(uid)
             if pod is None or pod.group is None:
                 continue

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
 
 WAITING = "waiting"
-NO_NODES = "no nodes available to schedule pods"
+NO_NODES = messages.NO_NODES
 
 
 @dataclass(slots=True, eq=False)
