@@ -74,15 +74,19 @@ class Case:
 
     def pod(self, name: str, cpu: str, priority: int, *, group: str | None = None, node: str | None = None,
             at: int = 1, never: bool = False, grace: int = 0, on: str | None = None,
-            labels: dict[str, str] | None = None, anti: str | None = None) -> None:
+            labels: dict[str, str] | None = None, anti: str | None = None,
+            workload_ref: tuple[str, str] | None = None) -> None:
         """A pod; ``node`` binds it (``spec.nodeName``), ``on`` selects a node by hostname, ``anti`` is a
-        required anti-affinity to pods with that label key, per hostname."""
+        required anti-affinity to pods with that label key, per hostname; ``workload_ref`` is 1.35's
+        ``spec.workloadRef`` (Workload name, podGroup)."""
         requests: dict[str, Any] = {"cpu": cpu} if cpu != "0" else {}
         spec: dict[str, Any] = {"priorityClassName": self.priority(priority, never),
                                 "terminationGracePeriodSeconds": grace,
                                 "containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}]}
         if group is not None:
             spec["schedulingGroup"] = {"podGroupName": group}
+        if workload_ref is not None:
+            spec["workloadRef"] = {"name": workload_ref[0], "podGroup": workload_ref[1]}
         if node is not None:
             spec["nodeName"] = node
         if on is not None:
@@ -136,6 +140,12 @@ class Case:
             spec["preemptionPolicy"] = "Never" if never else "PreemptLowerPriority"
         self.submit({"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "CompositePodGroup",
                      "metadata": {"name": name}, "spec": spec}, at)
+
+    def workload_135(self, name: str, groups: dict[str, int | None], at: int = 1) -> None:
+        """A 1.35 ``v1alpha1`` Workload with ``podGroups`` (a count: gang ``minCount``; None: basic)."""
+        self.submit({"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": name},
+                     "spec": {"podGroups": [{"name": group, "policy": {"gang": {"minCount": count}} if count
+                                             else {"basic": {}}} for group, count in groups.items()]}}, at)
 
     # ---- actions ----------------------------------------------------------------------------------------
     def delete(self, kind: str, name: str, at: int) -> None:

@@ -66,6 +66,9 @@ class QueuedItem:
     payload: Any = None
     #: The instant the loop guard froze the item at (see :meth:`SchedulingQueue.freeze`), else -1.
     frozen_at: float = -1.0
+    #: The watch event that let the item into activeQ, straight or released by PreEnqueue
+    #: (see :meth:`SchedulingQueue.ungate`).
+    released: int = 0
 
     def backoff_duration(self) -> float:
         duration = INITIAL_BACKOFF
@@ -97,6 +100,8 @@ class SchedulingQueue:
     _active: list[tuple[tuple[Any, ...], int, int, QueuedItem]] = field(default_factory=list)
     _backoff: list[tuple[float, int, int, QueuedItem]] = field(default_factory=list)
     _seq: Iterator[int] = field(default_factory=itertools.count)
+    #: The watch event being handled: pods entering activeQ because of it share this batch number.
+    release_batch: int = 0
     #: The cycle of the last move request (an event that moved unschedulable pods).
     move_request_cycle: int = -1
     scheduling_cycle: int = 0
@@ -117,6 +122,7 @@ class SchedulingQueue:
         if gated:
             self._set(item, GATED)
         else:
+            item.released = self.release_batch
             self._push_active(item)
 
     def remove(self, key: Any) -> QueuedItem | None:
@@ -228,8 +234,13 @@ class SchedulingQueue:
         self._set(item, where)
 
     def ungate(self, item: QueuedItem, now: float) -> None:
+        """PreEnqueue lets a held item in. Items that enter activeQ at the same instant come in the order of
+        the events that let them in (the pod that completes a gang's quorum releases its siblings with it),
+        then in creation order: upstream's scheduler, running while the pods are still being created,
+        would already have taken the first complete gang before the next one formed."""
         if item.where == GATED:
             item.timestamp = now if item.attempts == 0 else item.timestamp
+            item.released = self.release_batch
             self._push_active(item)
 
     # ---- moves -------------------------------------------------------------------------------------

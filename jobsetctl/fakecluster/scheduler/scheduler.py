@@ -124,6 +124,8 @@ class Scheduler(Controller):
         return (REQUEST_KEY,) if self._handle(event) else ()
 
     def _handle(self, event: WatchEvent) -> bool:
+        # Pods that enter activeQ because of this event form one batch (see ``SchedulingQueue.ungate``).
+        self.queue.release_batch += 1
         group, kind = event.key[0], event.key[1]
         if group == "" and kind == "Pod":
             return self._on_pod(event)
