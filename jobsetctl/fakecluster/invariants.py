@@ -231,6 +231,8 @@ class InvariantChecker:
             return None
         if obj is None:
             return None
+        if kind in (WORKLOAD_GROUP, POD_GROUP) and not self.api.gates.enabled("GangScheduling"):
+            return None  # nothing enforces an in-tree gang's minCount without the gate
         spec = parse_group_spec(group, obj, self.api.gates, self.api.version)
         return spec.min_count if spec.gang else None
 

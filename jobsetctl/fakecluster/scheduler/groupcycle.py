@@ -40,6 +40,7 @@ from jobsetctl.fakecluster.scheduler.groups import (
     GroupSpec,
     GroupState,
     gang_gates_on,
+    group_cycle_gates_on,
     parse_group_spec,
 )
 from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, Diagnosis
@@ -88,13 +89,13 @@ class GroupCycle:
 
     # ---- which pods go through here ----------------------------------------------------------------
     def workload_cycle(self) -> bool:
-        return self.s.version is KubeVersion.V1_37 and gang_gates_on(self.s.gates)
+        return self.s.version is KubeVersion.V1_37 and group_cycle_gates_on(self.s.gates, self.s.version)
 
     def handles(self, pod: PodInfo) -> bool:
         assert pod.group is not None
         if pod.group[0] == VOLCANO_GROUP:
             return True
-        return pod.group[0] == POD_GROUP and gang_gates_on(self.s.gates) and self.s.version.minor >= 36
+        return pod.group[0] == POD_GROUP and self.s.version.minor >= 36 and group_cycle_gates_on(self.s.gates, self.s.version)
 
     def _per_pod_unit(self, pod: PodInfo) -> VictimUnit:
         # 1.37 per-pod preemption takes a victim's unit at its hierarchy's priority (U9); 1.36 does not.
@@ -305,7 +306,8 @@ class GroupCycle:
             self.fail(state, items, entry, SCHEDULER_MISMATCH, error=True)
             return
         bound_nodes = [s.pods[uid].node_name or "" for uid in state.bound if uid in s.pods]
-        need = spec.min_count if spec.gang else 1
+        # Without GangScheduling nothing enforces minCount (see ``group_cycle_gates_on``).
+        need = spec.min_count if spec.gang and gang_gates_on(s.gates) else 1
         record.min_count = need
         if key[0] == VOLCANO_GROUP:
             self._volcano_cycle(state, spec, items, entry, pods, bound_nodes, need)
