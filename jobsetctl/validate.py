@@ -409,6 +409,28 @@ def _admit_record(
     return admit(record.obj, ctx)
 
 
+def lint_records(records: Sequence[ObjectRecord], ctx: AdmissionContext) -> list[Diagnostic]:
+    """The lint findings validate would report for these objects (``simulate`` shows them before its run):
+    each admitted without a cluster view, then every lint over the admitted ones with the inputs and the
+    built-in runtimes to look up. Admission's own findings are left out (the run reports refusals)."""
+    from jobsetctl.lint import run_lints
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
+    index = ObjectIndex()
+    admitted: list[tuple[ObjectRecord, dict[str, Any], bool]] = []
+    for record in records:
+        result = admit(record.obj, ctx)
+        if result.obj is not None and result.typed:
+            admitted.append((record, result.obj, False))
+            index.add(result.obj)
+    for obj in builtin_runtimes():
+        index.add_missing(obj)
+    cluster_ctx = AdmissionContext(ctx.version, ctx.gates, cluster=index)
+    diagnostics = [record.diagnostic(finding) for record, finding in run_lints(admitted, cluster_ctx)
+                   if not _ignored(record.obj, finding, frozenset())]
+    return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
 def _namespaced_key(obj: dict[str, Any], ctx: AdmissionContext) -> ObjectKey:
     group, kind, namespace, name = object_key(obj)
     return group, kind, namespace or ctx.default_namespace, name
