@@ -107,6 +107,9 @@ class SimulationResult:
     group_records: Any = None
     #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
     invariant_checks: int | None = None
+    #: The cluster as the run left it (the verdicts on workloads that never started read its nodes and
+    #: pending pods); None for results made by hand.
+    cluster: FakeCluster | None = field(default=None, repr=False)
 
     @property
     def rejected(self) -> int:
@@ -266,6 +269,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
+        cluster=cluster,
     )
 
 

@@ -11,24 +11,20 @@ import pytest
 
 from jobsetctl.cli.app import run
 from tests.helpers import SAMPLES
+from tests.simulate.harness import assert_golden
 
 NODE_FAILURE = str(SAMPLES / "scenarios" / "node-failure.yaml")
 
 
-def test_text_output_has_chart_events_and_summary(capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "120")
-    assert run(["simulate", NODE_FAILURE]) == 0
+@pytest.mark.parametrize("name", ["node-failure", "two-teams", "gang-topology"])
+def test_text_output_is_exact(name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``jobsetctl simulate samples/scenarios/NAME.yaml | less`` shows: header, chart, legend, events,
+    summary (golden files under ``golden/text/``; ``JOBSETCTL_UPDATE_GOLDEN=1`` rewrites them)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert run(["simulate", str(SAMPLES / "scenarios" / f"{name}.yaml")]) == 0
     out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert lines[0] == "Scenario node-failure · Kubernetes 1.37 · 5 nodes · seed 0 · end 4h1m (nothing left to happen)"
-    chart = [line for line in lines if "█" in line and not line.startswith("░ waiting")]
-    assert len(chart) == 3 and all(len(line) <= 120 for line in chart)
-    assert all("R" in line and line.rstrip().endswith("done") for line in chart)
-    assert "Events" in lines and "Summary" in lines
-    assert any("Node gpu-1 Failed" in line for line in lines)
-    assert any("JobSet default/resilient Restarting" in line for line in lines)
     assert "\x1b[" not in out  # no colour codes when stdout is not a terminal
+    assert_golden(f"text/{name}.txt", out)
 
 
 def test_files_are_written_only_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
