@@ -3,12 +3,14 @@
 The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOptions` and
 :class:`OutputOptions`, calls :func:`execute` and maps the outcome to an exit status:
 
-* input problems found before the run (unreadable files, YAML errors, ``scenario-*`` rules) come back as
-  a :class:`~jobsetctl.diagnostics.Report`, nothing runs and nothing is written (exit 1; the CLI renders
+* input problems found before the run (unreadable files, YAML errors, ``scenario-*`` rules, a Scenario's
+  unsupported ``kubernetesVersion`` or unknown feature gate) come back, all of them at once, as a
+  :class:`~jobsetctl.diagnostics.Report`, nothing runs and nothing is written (exit 1; the CLI renders
   the report like ``validate``);
 * otherwise the simulation runs, the requested files are written atomically, stdout gets the chart (or
   JSON), and the outcome is ``failed`` when any object was rejected during the run (exit 1);
-* usage errors (unsupported version, unknown gate, an output directory that does not exist) raise
+* usage errors (an unsupported ``--kubernetes-version``, an unknown gate in ``--feature-gates``, an output
+  directory that does not exist) raise
   :class:`~jobsetctl.status.UsageError` before anything runs (exit 2);
 * submissions and actions timed after ``until`` get a warning each on ``stderr`` (they never happen);
 * validate's lint findings on the submitted objects are written to ``stderr`` before the run, as validate
@@ -28,7 +30,7 @@ from typing import TextIO
 from rich.console import Console
 
 from jobsetctl.atomicio import atomic_write_text
-from jobsetctl.diagnostics import Report
+from jobsetctl.diagnostics import Diagnostic, Report
 from jobsetctl.kube.duration import format_duration
 from jobsetctl.simulate.htmlpage import render_html
 from jobsetctl.simulate.inputs import Inputs, load_inputs
@@ -42,6 +44,7 @@ from jobsetctl.simulate.runner import (
     after_the_end,
     plan,
     run_plan,
+    settings_problems,
 )
 from jobsetctl.simulate.summary import Summary, summarize
 from jobsetctl.simulate.terminal import render_terminal
@@ -107,6 +110,8 @@ def execute(
     for option, path in (("--trace", outputs.trace), ("--svg", outputs.svg), ("--html", outputs.html)):
         _check_target(option, path)
     inputs = load_inputs(list(options.paths), options.nodes_file, options.max_objects)
+    inputs.diagnostics.extend(settings_problems(inputs, options))
+    inputs.diagnostics.sort(key=Diagnostic.sort_key)
     if inputs.errors:
         return SimulateOutcome(report=Report(inputs.diagnostics, files=inputs.files,
                                              objects=len(inputs.all_records())))

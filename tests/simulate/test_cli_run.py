@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -69,3 +70,22 @@ def test_plain_manifests_with_a_nodes_file(capsys: pytest.CaptureFixture[str]) -
     scheduled = {e["node"] for e in document["events"] if e["event"] == "Scheduled"}
     assert scheduled <= {"ip-10-0-1-11", "ip-10-0-1-12", "ip-10-0-2-21"}
     assert document["summary"]["nodes"] == 3
+
+
+def test_the_nodes_file_is_read_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's pattern: ``simulate manifests/ --nodes manifests/nodes.yaml``."""
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    for name in ("team-a.yaml", "nodes.yaml"):
+        shutil.copy(SAMPLES / "scenarios" / "manifests" / name, manifests / name)
+    status = run(["simulate", str(manifests), "--nodes", str(manifests / "nodes.yaml"), "-o", "json", "--until", "6h"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.out
+    document = json.loads(captured.out)
+    assert document["summary"]["nodes"] == 3 and "already defined" not in captured.err
+    nodes = [e["name"] for e in document["events"] if e["kind"] == "Node" and e["event"] == "Created"]
+    assert nodes == ["ip-10-0-1-11", "ip-10-0-1-12", "ip-10-0-2-21"]
+    # The samples' own directory, as the samples README suggests (it also holds gangs that never fit it).
+    samples = SAMPLES / "scenarios" / "manifests"
+    assert run(["simulate", str(samples), "--nodes", str(samples / "nodes.yaml"), "-o", "json", "--until", "6h"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["nodes"] == 3
