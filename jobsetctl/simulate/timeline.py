@@ -156,6 +156,11 @@ class Row:
         if self._state is not None and time > self._since:
             self.segments.append(Segment(self._since, time, self._state))
         self._state, self._since = state, time
+        last = self.segments[-1] if self.segments else None
+        if state is not None and last is not None and last.end == time and last.state == state:
+            # Left and taken again within one instant (a finished pod replaced at once): one span, not two.
+            self.segments.pop()
+            self._since = last.start
 
     def refresh(self, time: float) -> None:
         if self._state is not None:

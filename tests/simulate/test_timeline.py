@@ -141,3 +141,19 @@ def test_row_cells_and_axis() -> None:
     assert tick_times(3660, 8) == [0.0, 600.0, 1200.0, 1800.0, 2400.0, 3000.0, 3600.0]
     assert axis_line(7200, 40) == "0" + " " * 19 + "1h" + " " * 16 + "2h"
     assert axis_line(7200, 80) == "0" + " " * 19 + "30m" + " " * 17 + "1h" + " " * 18 + "1h30m" + " " * 13 + "2h"
+
+
+def test_a_pod_replaced_within_one_instant_keeps_one_span() -> None:
+    """A Job of 2 completions, 1 at a time: the second pod starts as the first ends; one running span."""
+    s = Script()
+    s.node(0, "n0", 0)
+    s.create(0, "Job", "j")
+    s.create(0, "Pod", "j-aaaaa", owner=("Job", "j"))
+    s.event(0, "Pod", "j-aaaaa", "Scheduled", node="n0")
+    s.event(50, "Pod", "j-aaaaa", "Succeeded", node="n0")
+    s.create(50, "Pod", "j-bbbbb", owner=("Job", "j"))
+    s.event(50, "Pod", "j-bbbbb", "Scheduled", node="n0")
+    s.event(100, "Pod", "j-bbbbb", "Succeeded", node="n0")
+    s.event(100, "Job", "j", "Completed")
+    (row,) = build_timeline(s.events, s.ledger, 100).rows
+    assert (row.segments, row.end_mark) == ([Segment(0, 100, "run")], Mark(100, "done"))

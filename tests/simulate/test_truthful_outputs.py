@@ -298,6 +298,13 @@ def test_a_workload_that_never_fits_gets_a_verdict(tmp_path: Path, capsys: pytes
     assert "neverStarted" not in workloads[1]
 
 
+def test_the_readme_shows_the_verdict_as_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (SAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    _, lines = _text([str(write_scenario(tmp_path, NEVER_FITS))], capsys)
+    start = lines.index("Never started (1)")
+    assert "```text\n" + "\n".join(lines[start:start + 2]) + "\n```" in readme
+
+
 def test_fail_if_pending_passes_when_everything_started(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["simulate", NODE_FAILURE, "--fail-if-pending"]) == 0
     capsys.readouterr()
