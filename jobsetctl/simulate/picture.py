@@ -12,6 +12,7 @@ the same picture without its heading.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from html import escape
 
@@ -129,24 +130,41 @@ def _row(row: Row, label: str, index: int, top: float, end: float, x_of: Callabl
 
 
 def place_marks(marks: list[Mark], x_of: Callable[[float], float], end: float) -> list[tuple[float, Mark]]:
-    """The x of each mark's centre, moved right (or, at the right edge, left) until it overlaps none placed
-    before it: two marks of one instant both stay visible."""
-    right = x_of(end)
-    placed: list[tuple[float, Mark]] = []
+    """The x of each mark's centre, moved right (or, past the right edge, left) until it overlaps none
+    placed before it: two marks of one instant both stay visible. Once the row has no room left the rest
+    are left out (a JobSet restarting every second has more restarts than a row has room for marks)."""
+    left, right = x_of(0.0), x_of(end)
     step = MARK_SIZE + MARK_GAP
+    room = int((right - left) / step) + 1
+    xs: list[float] = []  # placed centres, sorted
+    placed: list[tuple[float, Mark]] = []
     for mark in marks:
+        if len(placed) >= room:
+            break
         if mark.time > end:
             continue
-        wanted = x_of(mark.time)
-        x = wanted
-        for direction in (1, -1):
-            x = wanted
-            while any(abs(x - other) < step for other, _ in placed):
-                x += direction * step
-            if x <= right + MARK_SIZE / 2:
-                break
-        placed.append((x, mark))
+        x = _free_x(x_of(mark.time), xs, step, left - MARK_SIZE / 2, right + MARK_SIZE / 2)
+        if x is not None:
+            bisect.insort(xs, x)
+            placed.append((x, mark))
     return placed
+
+
+def _clashes(x: float, xs: list[float], step: float) -> list[float]:
+    index = bisect.bisect_left(xs, x)
+    return [xs[i] for i in (index - 1, index) if 0 <= i < len(xs) and abs(xs[i] - x) < step]
+
+
+def _free_x(wanted: float, xs: list[float], step: float, low: float, high: float) -> float | None:
+    """The nearest position right of ``wanted`` (else left of it) at least ``step`` from every placed one;
+    each move passes one placed mark, so the search is bounded by the marks placed."""
+    for direction in (1, -1):
+        x = wanted
+        while (near := _clashes(x, xs, step)) and low <= x <= high:
+            x = (max(near) if direction > 0 else min(near)) + direction * step
+        if low <= x <= high and not near:
+            return x
+    return None
 
 
 def _mark(mark: Mark, x: float, bar_y: float, tooltip: str) -> str:

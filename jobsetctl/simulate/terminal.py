@@ -105,7 +105,9 @@ def _chart(console: Console, timeline: Timeline, axis_end: float) -> None:
     console.print(table)
     if len(rows) > MAX_ROWS:
         console.print(Text(f"… {len(rows) - MAX_ROWS} more rows (see -o json or --svg)", style="dim"))
-    console.print(Text(legend(shown), style="dim"))
+    key = legend(shown)
+    if key:
+        console.print(Text(key, style="dim"))
     if axis_end < timeline.end_time:
         console.print(Text(f"the chart ends at {_when(axis_end)}, when the last workload ended; the run went on "
                            f"to {_when(timeline.end_time)} (give --until to draw it all)", style="dim"))

@@ -66,8 +66,10 @@ class Mark:
     kind: str  # a mark of chartstyle.MARKS: preempted, pod-failed, restart, node-failed
 
 
-#: Row kinds whose label is their own name under a parent row (the rest read ``Kind namespace/name``).
 NODE_ROW = "node"
+#: Kinds of rows that describe the cluster rather than work (a failed node; later a ClusterQueue's usage):
+#: they never hold the time axis open (:func:`chart_end`). Other row sources add their kinds here.
+CONTEXT_ROW_KINDS: set[str] = {NODE_ROW}
 
 
 @dataclass(slots=True)
@@ -95,6 +97,7 @@ class Row:
     _incarnations: int = 0
     _last_member_end: float | None = None
     _member_failed: bool = False
+    _mark_keys: set[Mark] = field(default_factory=set)
 
     @property
     def title(self) -> str:
@@ -120,6 +123,12 @@ class Row:
             return None
         return Mark(self.finished_at, END_MARKS[self.outcome])
 
+    def add_mark(self, mark: Mark) -> None:
+        """A mark, once: pods that fail together, or a gang preempted as a whole, make one mark."""
+        if mark not in self._mark_keys:
+            self._mark_keys.add(mark)
+            self.marks.append(mark)
+
     def all_marks(self) -> list[Mark]:
         end = self.end_mark
         return [*self.marks, end] if end is not None else list(self.marks)
@@ -137,7 +146,7 @@ class Row:
         if self._state is not None:
             return
         if self._incarnations:
-            self.marks.append(Mark(time, "restart"))
+            self.add_mark(Mark(time, "restart"))
         self._incarnations += 1
         self._suspended = suspended
         self._live.clear()
@@ -236,7 +245,7 @@ def chart_end(timeline: Timeline, *, until_asked: bool) -> float:
         return timeline.end_time
     ends: list[float] = []
     for row in timeline.rows:
-        if row.kind == NODE_ROW:
+        if row.kind in CONTEXT_ROW_KINDS:
             ends.extend(mark.time for mark in row.marks)
         elif row.finished_at is None:
             return timeline.end_time
@@ -306,7 +315,7 @@ class _Builder:
     def owner_event(self, row: Row, event: SimEvent, *, own: bool) -> None:
         info = self.ledger.info(row.key)
         if event.event == "Restarting":
-            row.marks.append(Mark(event.time, "restart"))
+            row.add_mark(Mark(event.time, "restart"))
         if not own:
             return
         if event.event == "Created":
@@ -331,8 +340,8 @@ class _Builder:
         else:
             targets = [self.rows[k] for k in sorted(self.member_rows.get(key, ()), key=self.ledger.order_of)]
         for row in targets:
-            if event.event == "Preempted" and Mark(event.time, "preempted") not in row.marks:
-                row.marks.append(Mark(event.time, "preempted"))
+            if event.event == "Preempted":
+                row.add_mark(Mark(event.time, "preempted"))
             elif event.event == "Unschedulable":
                 row.note = event.message or event.reason or "unschedulable"
             elif event.event == "Scheduled":
@@ -381,8 +390,8 @@ class _Builder:
             del self.live_pods[key]
             mark = Mark(event.time, "pod-failed" if outcome == "failed" else outcome)
             # A pod row shows its own end as its end mark; pods that end together make one mark.
-            if outcome in ("preempted", "failed") and row.kind != "pod" and mark not in row.marks:
-                row.marks.append(mark)
+            if outcome in ("preempted", "failed") and row.kind != "pod":
+                row.add_mark(mark)
             for target in (row, header):
                 if target is not None:
                     target.released(key, event.time, outcome)
@@ -399,7 +408,7 @@ class _Builder:
         if event.event == "Failed" and event.name not in self.node_rows:
             row = Row(("Node", "", event.name), NODE_ROW, 0, None, len(self.node_rows))
             row.open_as(event.time, "down")
-            row.marks.append(Mark(event.time, "node-failed"))
+            row.add_mark(Mark(event.time, "node-failed"))
             self.node_rows[event.name] = row
 
 

@@ -229,6 +229,8 @@ def _capacity(scheduler: Any, uids: set[str]) -> str:
     members = state.ordered_members()[:need] if gang and state is not None else [first]
     if len(members) < need or any(m.static is not first.static for m in members):
         return ""  # a gang of several pod shapes: the scheduler's own explanation says more
+    if not scheduler.snapshot.nodes:
+        return "it has no Ready node"
     passing = scheduler.framework_for(first).static_result(CycleState(first)).passing_names
     nodes = [n for n in scheduler.snapshot.ordered_nodes() if n.name in passing]
     if not nodes:

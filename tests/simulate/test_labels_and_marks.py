@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,3 +83,20 @@ def test_marks_never_share_a_cell_while_cells_are_free() -> None:
     cells = [column for column, _ in place_marks(marks, 100, 10)]
     assert sorted(cells) == [0, 1, 2, 3] and len(set(cells)) == 4
     assert place_marks([Mark(150, "restart")], 100, 10) == []  # after the axis ends: not drawn
+
+
+def test_svg_marks_stop_when_the_row_is_full() -> None:
+    """A JobSet restarting every second: far more restarts than a row has room for. The end mark comes
+    first and stays; the others fill the row without overlapping, and the rest are left out."""
+    from jobsetctl.simulate.picture import MARK_GAP, MARK_SIZE
+    from jobsetctl.simulate.picture import place_marks as svg_place_marks
+
+    def x_of(time: float) -> float:
+        return 100 + time / 3600 * 450  # a 450-pixel row for an hour
+
+    marks = [Mark(3600, "done"), *(Mark(float(t), "restart") for t in range(3600))]
+    placed = svg_place_marks(marks, x_of, 3600)
+    xs = sorted(x for x, _ in placed)
+    assert placed[0] == (550, Mark(3600, "done"))
+    assert len(placed) == int(450 / (MARK_SIZE + MARK_GAP)) + 1
+    assert all(b - a >= MARK_SIZE + MARK_GAP - 1e-9 for a, b in itertools.pairwise(xs))
