@@ -149,37 +149,19 @@ def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
 
 def settings_problems(inputs: Inputs, options: SimulateOptions) -> list[Diagnostic]:
     """The Scenario's ``kubernetesVersion`` and ``featureGates`` that the run would use and that are not
-    valid, as diagnostics at their position: reported with the Scenario's other problems, in one run
-    (:func:`plan` would raise them one at a time). Values the command line overrides are not used."""
-    from jobsetctl.simulate.scenario import INVALID_VALUE
+    valid, as diagnostics at their position (:func:`jobsetctl.simulate.scenario.settings_problems`):
+    reported with the Scenario's other problems, in one run (:func:`plan` would raise them one at a time).
+    Values the command line overrides are not used, so not checked."""
+    from jobsetctl.simulate.settings import settings_problems as scenario_settings_problems
 
-    scenario = inputs.scenario
-    if scenario is None:
+    if inputs.scenario is None:
         return []
-    problems: list[Diagnostic] = []
-    version = DEFAULT_KUBE_VERSION
-    if options.kubernetes_version is None and scenario.kubernetes_version:
+    if options.kubernetes_version is not None:
         try:
-            version = KubeVersion.parse(scenario.kubernetes_version)
-        except UsageError as exc:
-            line, column = scenario.kubernetes_version_at
-            problems.append(Diagnostic(scenario.file, line, column, INVALID_VALUE.severity, INVALID_VALUE.layer,
-                                       INVALID_VALUE.id, f"spec.kubernetesVersion: {exc}", path="spec.kubernetesVersion",
-                                       object=scenario.record.ref))
-    elif options.kubernetes_version is not None:
-        try:
-            version = KubeVersion.parse(options.kubernetes_version)
+            KubeVersion.parse(options.kubernetes_version)
         except UsageError:
-            return problems  # a usage error of the command line, raised by plan()
-    if scenario.feature_gates:
-        try:
-            parse_feature_gates(scenario.feature_gates, version)
-        except UsageError as exc:
-            line, column = scenario.feature_gates_at
-            problems.append(Diagnostic(scenario.file, line, column, INVALID_VALUE.severity, INVALID_VALUE.layer,
-                                       INVALID_VALUE.id, f"spec.featureGates: {exc}", path="spec.featureGates",
-                                       object=scenario.record.ref))
-    return problems
+            return []  # a usage error of the command line, raised by plan()
+    return scenario_settings_problems(inputs.scenario, options.kubernetes_version)
 
 
 class Idle(Exception):

@@ -80,6 +80,13 @@ def test_unsupported_version_in_the_scenario_is_a_scenario_error(
             "1.36, 1.37  [input/scenario-invalid-value]") in capsys.readouterr().out
     # The command line's version wins: the Scenario's is not used, and not an error then.
     assert run(["simulate", path, "--kubernetes-version", "1.37", "-o", "json"]) == 0
+    capsys.readouterr()
+    # validate reads the Scenario as simulate does, and says the same.
+    assert run(["validate", path, "-o", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert [(d["line"], d["column"], d["rule"], d["message"]) for d in found] == [
+        (7, 3, "scenario-invalid-value", "spec.kubernetesVersion: unsupported Kubernetes version '1.20': choose one "
+         "of 1.35, 1.36, 1.37")]
 
 
 def test_every_scenario_problem_is_reported_in_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
