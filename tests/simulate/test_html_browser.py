@@ -107,5 +107,5 @@ def test_never_started_page_renders_the_verdict(tmp_path: Path, capsys: pytest.C
     result = _probe(_page(tmp_path, write_scenario(tmp_path, NEVER_FITS, "never-fits.yaml"), capsys), tmp_path)
     assert result["textClashes"] == [] and result["markClashes"] == [] and result["outside"] == []
     assert result["neverStarted"] == [
-        "JobSet default/llama3-70b-lora-exp-0042-trainer: gang 2/4 placeable: 1 pods Insufficient nvidia.com/gpu "
+        "JobSet default/llama3-70b-lora-exp-0042-trainer: gang 2/4 placeable: 2 pods Insufficient nvidia.com/gpu "
         "in rack-0 · never fits this cluster: the largest rack holds 16 GPUs, the gang needs 32 GPUs"]

@@ -117,8 +117,9 @@ _BATCH_WAITS = ("Unschedulable: 0/8 nodes are available: 8 Insufficient nvidia.c
 GANG_TOPOLOGY_LOG = [
     *[(3600, f"Pod default/batch-{i}-XXXXX", "Preempted", f"gpu-{i}",
        f"PreemptionByScheduler: Preempted by PodGroup default/hp-workers on node gpu-{i}") for i in range(4)],
-    (3600, "PodGroup default/hp-workers", "Unschedulable", None,
-     "Unschedulable: gang 0/4 placeable: 4 pods Insufficient nvidia.com/gpu"),
+    # Upstream's condition text (errPodGroupUnschedulable, schedule_one_podgroup.go, as issue 11 cites it);
+    # the chart's note keeps the short explanation.
+    (3600, "PodGroup default/hp-workers", "Unschedulable", None, "Unschedulable: pod group is unschedulable"),
     # The batch Job replaces its preempted pods; nothing is left for them until hp-js finishes.
     *[(3650, f"Pod default/batch-{i}-XXXXX", "Unschedulable", None, _BATCH_WAITS) for i in range(4)],
     (7230, "JobSet default/hp-js", "Completed", None, "AllJobsCompleted: jobset completed successfully"),

@@ -81,7 +81,7 @@ spec:
             containers:
             - {{name: s, image: busybox, resources: {{limits: {{nvidia.com/gpu: "8"}}}}}}
 """
-NEVER_FITS_REASON = ("gang 2/4 placeable: 1 pods Insufficient nvidia.com/gpu in rack-0 · never fits this cluster: "
+NEVER_FITS_REASON = ("gang 2/4 placeable: 2 pods Insufficient nvidia.com/gpu in rack-0 · never fits this cluster: "
                      "the largest rack holds 16 GPUs, the gang needs 32 GPUs")
 
 
