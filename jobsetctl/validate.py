@@ -227,6 +227,10 @@ def _scenario(record: ObjectRecord, ctx: AdmissionContext, ignore: frozenset[str
     if not is_scenario(record.obj):
         return None
     scenario, found = parse_scenario(record)
+    if scenario is not None:
+        from jobsetctl.simulate.settings import settings_problems
+
+        found = [*found, *settings_problems(scenario)]  # an unknown release or gate, as simulate reports it
     diagnostics = [d for d in found if not _ignored_rule(d.rule, ignore)]
     inline = [r for submission in scenario.submissions for r in submission.records] if scenario is not None else []
     inline_ctx = _scenario_context(scenario, inline, ctx) if inline else None
@@ -243,7 +247,7 @@ def _scenario_context(scenario: Any, inline: list[ObjectRecord], ctx: AdmissionC
     """The release and gates simulate runs a Scenario's objects with: its ``kubernetesVersion`` (validate
     cannot tell a default ``--kubernetes-version`` from one given; the Scenario's wins here), its
     ``featureGates`` under the command line's, and the gates the objects use turned on. None when the
-    Scenario names a release or gate that does not exist: simulate refuses it as a usage error."""
+    Scenario names a release or gate that does not exist (reported as ``scenario-invalid-value``)."""
     from jobsetctl.kube.versions import KubeVersion
     from jobsetctl.simulate.gates import needed_gates, turned_on
 
