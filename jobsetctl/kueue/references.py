@@ -62,16 +62,16 @@ _SPEC = "scheduling.md §2.1, §2.3 (pkg/controller/core/workload_controller.go,
 LOCAL_QUEUE_MISSING = define(
     "kueue-local-queue-missing", CONSEQUENCE, E,
     "A job's queue-name (or a Workload's queueName) names no LocalQueue of its namespace; it waits for ever.",
-    spec=_SPEC,
+    spec=_SPEC, waits=True,
 )
 CLUSTER_QUEUE_MISSING = define(
     "kueue-cluster-queue-missing", CONSEQUENCE, E,
-    "A LocalQueue's clusterQueue does not exist: its workloads are never admitted.", spec=_SPEC,
+    "A LocalQueue's clusterQueue does not exist: its workloads are never admitted.", spec=_SPEC, waits=True,
 )
 CLUSTER_QUEUE_INACTIVE = define(
     "kueue-cluster-queue-inactive", CONSEQUENCE, E,
     "A ClusterQueue refers to missing ResourceFlavors, AdmissionChecks or Topologies: it admits nothing.",
-    spec=_SPEC,
+    spec=_SPEC, waits=True,
 )
 NAMESPACE_NOT_SELECTED = define(
     "kueue-namespace-not-selected", CONSEQUENCE, E,

@@ -46,9 +46,10 @@ def define(
     *,
     spec: str = "",
     doc: str = "",
+    waits: bool = False,
 ) -> Rule:
     """Register a rule. A second definition of the same id is a programming error."""
-    rule = Rule(rule_id, layer, severity, summary, spec, doc)
+    rule = Rule(rule_id, layer, severity, summary, spec, doc, waits)
     existing = _RULES.get(rule_id)
     if existing is not None and existing != rule:
         raise ValueError(f"rule {rule_id!r} defined twice")
