@@ -45,6 +45,7 @@ from jobsetctl.loader.sources import Source, discover
 from jobsetctl.loader.yamlload import Document
 from jobsetctl.rules import core, get
 from jobsetctl.status import UsageError
+from jobsetctl.trainer.webhook_expansion import one_run
 
 #: Per-object opt-out annotation: a comma-separated list of rule ids (or "all").
 IGNORE_ANNOTATION = "jobsetctl.dev/ignore"
@@ -144,6 +145,13 @@ def check(options: ValidateOptions) -> Outcome:
         diagnostics.extend(result.diagnostics)
         checked.extend(result.checked)
 
+    with one_run():  # a TrainJob's runtime checks once for its webhook, its consequences and the lints
+        return _phase_b(options, ctx, sources, diagnostics, old_objects, checked)
+
+
+def _phase_b(options: ValidateOptions, ctx: AdmissionContext, sources: list[Source], diagnostics: list[Diagnostic],
+             old_objects: dict[ObjectKey, dict[str, Any]], checked: list[Checked]) -> Outcome:
+    """Everything that looks up other objects, then the report (see the module docstring)."""
     context = _context_index(checked, options, ctx, sources)
     cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context, kueue=options.kueue)
     late: list[tuple[Checked, Finding]] = []
