@@ -57,16 +57,21 @@ def trainjob(name: str = "team-torch", kind: str = "TrainingRuntime") -> str:
     return TRAINJOB.replace("RUNTIME", name).replace("KIND", kind)
 
 
-def cli(args: list[str], cwd: Path | None = None) -> tuple[int, list[dict[str, Any]], str]:
+def command(name: str, args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+    """``jobsetctl <name> <args>`` in-process (in ``cwd``): exit status, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.ExitStack() as stack:
         if cwd is not None:
             stack.enter_context(contextlib.chdir(cwd))
         stack.enter_context(contextlib.redirect_stdout(out))
         stack.enter_context(contextlib.redirect_stderr(err))
-        status = run(["validate", "-o", "json", *args])
-    text = out.getvalue()
-    return status, (json.loads(text)["diagnostics"] if text else []), err.getvalue()
+        status = run([name, *args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def cli(args: list[str], cwd: Path | None = None) -> tuple[int, list[dict[str, Any]], str]:
+    status, text, err = command("validate", ["-o", "json", *args], cwd)
+    return status, (json.loads(text)["diagnostics"] if text else []), err
 
 
 def write(base: Path, files: dict[str, str]) -> None:
@@ -303,17 +308,6 @@ NODES = """
       allocatable: {cpu: "64", memory: 256Gi, pods: "110"}
     """
 LOCAL_QUEUE_WARNING = "warning LocalQueue team-b doesn't exist  [consequence/kueue-local-queue-missing]"
-
-
-def command(name: str, args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.ExitStack() as stack:
-        if cwd is not None:
-            stack.enter_context(contextlib.chdir(cwd))
-        stack.enter_context(contextlib.redirect_stdout(out))
-        stack.enter_context(contextlib.redirect_stderr(err))
-        status = run([name, *args])
-    return status, out.getvalue(), err.getvalue()
 
 
 def kinds(stream: str) -> list[str]:

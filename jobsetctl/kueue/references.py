@@ -48,7 +48,7 @@ from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.kinds.index import object_key
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import Path, path_string
-from jobsetctl.kueue import api, queues
+from jobsetctl.kueue import api, fit, queues
 from jobsetctl.kueue.config import KueueConfiguration
 from jobsetctl.kueue.jobs import is_managed
 from jobsetctl.kueue.versions import field_path_in, to_v1beta2
@@ -323,7 +323,7 @@ def _tas(job: Object, workload: Object, cluster_queue: Object, kueue: queues.Kue
                 break
         if reasons:
             yield TAS_TOPOLOGY.finding(
-                f"couldn't assign flavors to pod set {name}: {', '.join(reasons)}", path=path_string(at), at=at,
+                fit.NO_FLAVOR.format(pod_set=name, reasons=", ".join(reasons)), path=path_string(at), at=at,
                 hint=f"ClusterQueue {_m(cluster_queue.get('metadata')).get('name')}: "
                      f"{_PENDING.format(reason='NoMatchingFlavor')}")
             continue

@@ -8,7 +8,6 @@ could type, which may still carry admission errors.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -19,6 +18,7 @@ from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
 from jobsetctl.kube.field import Path, go_quote
 from jobsetctl.kube.versions import split_api_version
 from jobsetctl.reference import pods_per_job
+from jobsetctl.rules.registry import example_doc
 from jobsetctl.trainer import api as trainer_api
 
 GroupKind = tuple[str, str]
@@ -50,17 +50,15 @@ def cluster_of(ctx: AdmissionContext) -> ClusterView:
     return ctx.cluster if ctx.cluster is not None else ObjectIndex()
 
 
+#: The ``doc`` of a lint rule (the lints' name for :func:`jobsetctl.rules.registry.example_doc`).
+lint_doc = example_doc
+
+
 def names_list(names: list[str]) -> str:
     """``"a", "b"`` for messages."""
     return ", ".join(go_quote(name) for name in names)
 
 
-def lint_doc(why: str, passing: str, failing: str) -> str:
-    """The ``doc`` of a lint rule: why it matters, then a passing and a failing manifest."""
-    def block(text: str) -> str:
-        return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
-
-    return f"{textwrap.dedent(why).strip()}\n\nPasses:\n\n{block(passing)}\n\nFails:\n\n{block(failing)}\n"
 
 
 def priority_of(ctx: AdmissionContext, priority_class_name: str | None) -> int | None:
