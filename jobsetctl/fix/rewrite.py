@@ -116,6 +116,10 @@ class RewriteOutcome:
     files: list[FileEditor] = field(default_factory=list)
     #: Findings of validate that no fix handles (fix only), counted for the summary line.
     without_fix: int = 0
+    #: Info-level findings with a fix, left alone without ``--include-info`` (fix only).
+    info_with_fix: int = 0
+    #: Files read (``fix``: every file validate read; None: the files opened for editing).
+    looked_at: int | None = None
 
     @property
     def changed(self) -> list[FileEditor]:
@@ -171,7 +175,11 @@ def report(outcome: RewriteOutcome, mode: Mode, check: bool, verb: str, out: IO[
         summary += f"; {refused} finding{'s' if refused != 1 else ''} left as {'they are' if refused != 1 else 'it is'}"
     if outcome.without_fix:
         summary += f"; {outcome.without_fix} other finding{'s' if outcome.without_fix != 1 else ''} have no fix (jobsetctl validate)"
-    err.write(f"{summary} ({len(outcome.files)} file{'s' if len(outcome.files) != 1 else ''} looked at)\n")
+    if outcome.info_with_fix:
+        notes = outcome.info_with_fix
+        summary += f"; {notes} info-level finding{'s' if notes != 1 else ''} {'have' if notes != 1 else 'has'} a fix with --include-info"
+    looked = len(outcome.files) if outcome.looked_at is None else outcome.looked_at
+    err.write(f"{summary} ({looked} file{'s' if looked != 1 else ''} looked at)\n")
     return ExitStatus.FINDINGS if check and changed else ExitStatus.SUCCESS
 
 
