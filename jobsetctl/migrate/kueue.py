@@ -24,6 +24,7 @@ This module keeps its own table (issue #14's Kueue API work may share one later)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -42,10 +43,17 @@ PRIORITY_SOURCES: dict[str, tuple[str, str]] = {
 FUNGIBILITY: dict[str, str] = {"whenCanPreempt": "Preempt", "whenCanBorrow": "Borrow"}
 
 
+#: Text every candidate's document contains (its apiVersion).
+HINTS = (GROUP,)
+
+
+def candidate(obj: Any) -> bool:
+    return isinstance(obj, dict) and obj.get("apiVersion") == f"{GROUP}/v1beta1"
+
+
 def migrate(files: Sequence[FileEditor], target: str) -> None:
-    for item in objects(files):
-        if item.obj.get("apiVersion") == f"{GROUP}/v1beta1":
-            _convert(item)
+    for item in objects(files, candidate, HINTS):
+        _convert(item)
 
 
 def _convert(item: ObjectAt) -> None:

@@ -79,8 +79,22 @@ class Refused(Exception):
     pass
 
 
+#: Text every candidate's document contains (its apiVersion, or the field that changes).
+HINTS = (V1, "podTemplateOverrides")
+
+
+def candidate(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("kind")
+    if obj.get("apiVersion") == V1:
+        return isinstance(kind, str) and kind in FRAMEWORKS
+    spec = obj.get("spec")
+    return kind == "TrainJob" and isinstance(spec, dict) and "podTemplateOverrides" in spec
+
+
 def migrate(files: Sequence[FileEditor], target: str) -> None:
-    for item in objects(files):
+    for item in objects(files, candidate, HINTS):
         kind = item.obj.get("kind")
         if item.obj.get("apiVersion") == V1 and isinstance(kind, str) and kind in FRAMEWORKS:
             try:
