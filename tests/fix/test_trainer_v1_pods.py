@@ -434,3 +434,43 @@ def test_the_migration_guide_example(tmp_path: Path) -> None:
     env = migrated["spec"]["trainer"].pop("env")
     assert migrated == GUIDE_V2
     assert [e["name"] for e in env] == ["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"]
+
+
+# --- the upstream runtime-patches guide ------------------------------------------------------------------------
+
+OVERRIDES_FRAGMENT = """
+    podTemplateOverrides:
+      - targetJobs:
+          - name: node
+        spec:
+          serviceAccountName: ml-training-sa
+          nodeSelector:
+            accelerator: nvidia-tesla-v100
+          volumes:
+            - name: training-data
+              persistentVolumeClaim:
+                claimName: ml-team-training-pvc
+          containers:
+            - name: trainer
+              volumeMounts:
+                - name: training-data
+                  mountPath: /workspace/data
+    """
+
+
+def test_the_runtime_patches_guide_example(tmp_path: Path) -> None:
+    """kubeflow/trainer docs/operator-guides/runtime-patches.md "Migration from PodTemplateOverrides": the
+    guide's Before becomes its After. One deliberate difference: the guide's entry is owned by the Python SDK
+    (``manager: trainer.kubeflow.org/kubeflow-sdk``); a file migrated by jobsetctl says so
+    (``jobsetctl.dev/migrate``), since ``manager`` names who owns the entry."""
+    fragment = yaml.safe_load(dedent(OVERRIDES_FRAGMENT))
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "pytorch-distributed"},
+           "spec": {"runtimeRef": {"name": "torch-distributed"}, **fragment}}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job, sort_keys=False))
+    status, _, err = _run("migrate", "--to", "trainer-v2", "--write", str(path))
+    assert status == 0 and "podTemplateOverrides → runtimePatches" in err
+    [override] = fragment["podTemplateOverrides"]
+    after = [{"manager": "jobsetctl.dev/migrate", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": {"spec": override["spec"]}}}}]}}}}]
+    assert yaml.safe_load(path.read_text())["spec"] == {"runtimeRef": {"name": "torch-distributed"}, "runtimePatches": after}
