@@ -18,7 +18,8 @@ not the child Job, and kubernetes-sigs/jobset @ 08dfbdfd reads the two levels in
 
 So the topology key alone on the pod template works like on the replicated job (the webhook affinities; no
 path reads the Job's topology key otherwise: ``tests/lint/test_exclusive_pod_template.py`` names the lines),
-but any split of the node-selector strategy across the two levels loses it: both keys on the pod template
+unless the JobSet has a topology key too, which overrides the pod template's (but not the replicated job's).
+Any split of the node-selector strategy across the two levels loses it: both keys on the pod template
 give no exclusive placement at all (the controller sees neither, the webhook skips the pods), the topology
 key on the pod template with the node-selector key on the replicated job gives the webhook affinities instead
 of the node selector, the reverse gives nothing. The lint compares the placement the pods get with the

@@ -20,8 +20,9 @@ There is no leader-pod scheduling gate for exclusive placement at that commit (t
 
 Consequence: the topology key alone on the pod template reaches the pods as it would from the replicated job,
 and every pod-side reader sees the same pods; only the Job's own annotations differ, which only the
-node-selector strategy reads. Nothing is lost then (no finding: the render evidence below). Split the
-node-selector strategy across the levels and it is lost (the table).
+node-selector strategy reads. Nothing is lost then (no finding: the render evidence below), unless the
+JobSet has its own topology key, which ``labelAndAnnotateObject`` lays over the pod's. Split the node-selector
+strategy across the levels and it is lost (the table).
 """
 
 from __future__ import annotations
