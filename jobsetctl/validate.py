@@ -227,6 +227,10 @@ def _scenario(record: ObjectRecord, ctx: AdmissionContext, ignore: frozenset[str
     if not is_scenario(record.obj):
         return None
     scenario, found = parse_scenario(record)
+    if scenario is not None:
+        from jobsetctl.simulate.settings import settings_problems
+
+        found = [*found, *settings_problems(scenario)]  # an unknown release or gate, as simulate reports it
     diagnostics = [d for d in found if not _ignored_rule(d.rule, ignore)]
     inline = [r for submission in scenario.submissions for r in submission.records] if scenario is not None else []
     inline_ctx = _scenario_context(scenario, inline, ctx) if inline else None
@@ -243,7 +247,7 @@ def _scenario_context(scenario: Any, inline: list[ObjectRecord], ctx: AdmissionC
     """The release and gates simulate runs a Scenario's objects with: its ``kubernetesVersion`` (validate
     cannot tell a default ``--kubernetes-version`` from one given; the Scenario's wins here), its
     ``featureGates`` under the command line's, and the gates the objects use turned on. None when the
-    Scenario names a release or gate that does not exist: simulate refuses it as a usage error."""
+    Scenario names a release or gate that does not exist (reported as ``scenario-invalid-value``)."""
     from jobsetctl.kube.versions import KubeVersion
     from jobsetctl.simulate.gates import needed_gates, turned_on
 
@@ -407,6 +411,28 @@ def _admit_record(
     if old_objects and _namespaced_key(record.obj, ctx) in old_objects:
         return AdmissionResult(None, [])  # an update: admitted in phase B, with a view of the other objects
     return admit(record.obj, ctx)
+
+
+def lint_records(records: Sequence[ObjectRecord], ctx: AdmissionContext) -> list[Diagnostic]:
+    """The lint findings validate would report for these objects (``simulate`` shows them before its run):
+    each admitted without a cluster view, then every lint over the admitted ones with the inputs and the
+    built-in runtimes to look up. Admission's own findings are left out (the run reports refusals)."""
+    from jobsetctl.lint import run_lints
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
+    index = ObjectIndex()
+    admitted: list[tuple[ObjectRecord, dict[str, Any], bool]] = []
+    for record in records:
+        result = admit(record.obj, ctx)
+        if result.obj is not None and result.typed:
+            admitted.append((record, result.obj, False))
+            index.add(result.obj)
+    for obj in builtin_runtimes():
+        index.add_missing(obj)
+    cluster_ctx = AdmissionContext(ctx.version, ctx.gates, cluster=index)
+    diagnostics = [record.diagnostic(finding) for record, finding in run_lints(admitted, cluster_ctx)
+                   if not _ignored(record.obj, finding, frozenset())]
+    return sorted(diagnostics, key=Diagnostic.sort_key)
 
 
 def _namespaced_key(obj: dict[str, Any], ctx: AdmissionContext) -> ObjectKey:

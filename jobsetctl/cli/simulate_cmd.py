@@ -44,6 +44,8 @@ def simulate(
     html: Annotated[str | None, typer.Option("--html", help="Write an HTML page with the chart and the summary here.")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (90m, 24h); default: the Scenario's, else when nothing is left to happen.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (generated names); same seed, same timeline.")] = 0,
+    width: Annotated[int | None, typer.Option("--width", min=40, help="Width of the text output; default: COLUMNS, else the terminal's, else 120.")] = None,
+    fail_if_pending: Annotated[bool, typer.Option("--fail-if-pending", help="Exit 1 when a workload never started (for CI); the summary says why.")] = False,
     kubernetes_version: KubeVersionOption = None,
     feature_gates: GatesOption = None,
     max_objects: MaxObjectsOption = None,
@@ -60,7 +62,8 @@ def simulate(
         paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
         kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
     )
-    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout, sys.stderr)
+    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color, width), sys.stdout, sys.stderr)
     if outcome.report is not None:
         sys.stdout.write(REPORTERS[output.value](color=color).render(outcome.report))
-    return ExitStatus.FINDINGS if outcome.failed else ExitStatus.SUCCESS
+    pending = fail_if_pending and bool(outcome.never_started)
+    return ExitStatus.FINDINGS if outcome.failed or pending else ExitStatus.SUCCESS

@@ -23,6 +23,9 @@ class SimEvent:
     node: str | None = None
     reason: str | None = None
     message: str | None = None
+    #: A ``Rejected`` create the creating controller retries by design (the JobSet pod webhook refusing an
+    #: exclusive-placement follower until its leader is scheduled): not an object that can never exist.
+    transient: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -38,6 +41,8 @@ class SimEvent:
             data["reason"] = self.reason
         if self.message is not None:
             data["message"] = self.message
+        if self.transient:
+            data["transient"] = True
         return data
 
 
@@ -74,8 +79,9 @@ class Recorder:
         node: str | None = None,
         reason: str | None = None,
         message: str | None = None,
+        transient: bool = False,
     ) -> None:
-        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message))
+        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message, transient))
 
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}

@@ -107,10 +107,15 @@ class SimulationResult:
     group_records: Any = None
     #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
     invariant_checks: int | None = None
+    #: The cluster as the run left it (the verdicts on workloads that never started read its nodes and
+    #: pending pods); None for results made by hand.
+    cluster: FakeCluster | None = field(default=None, repr=False)
 
     @property
     def rejected(self) -> int:
-        return sum(1 for e in self.events if e.event == "Rejected")
+        """Objects refused for good (the run's outcome is ``failed``); a follower pod the JobSet pod webhook
+        refuses until its leader is scheduled is retried by the Job controller and is not counted."""
+        return sum(1 for e in self.events if e.event == "Rejected" and not e.transient)
 
 
 def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
@@ -140,6 +145,23 @@ def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
     gates, enabled = turned_on(explicit, needed_gates(objects, version))
     until = options.until if options.until is not None else (scenario.until if scenario else None)
     return Plan(inputs, version, gates, enabled, until, options.max_objects)
+
+
+def settings_problems(inputs: Inputs, options: SimulateOptions) -> list[Diagnostic]:
+    """The Scenario's ``kubernetesVersion`` and ``featureGates`` that the run would use and that are not
+    valid, as diagnostics at their position (:func:`jobsetctl.simulate.scenario.settings_problems`):
+    reported with the Scenario's other problems, in one run (:func:`plan` would raise them one at a time).
+    Values the command line overrides are not used, so not checked."""
+    from jobsetctl.simulate.settings import settings_problems as scenario_settings_problems
+
+    if inputs.scenario is None:
+        return []
+    if options.kubernetes_version is not None:
+        try:
+            KubeVersion.parse(options.kubernetes_version)
+        except UsageError:
+            return []  # a usage error of the command line, raised by plan()
+    return scenario_settings_problems(inputs.scenario, options.kubernetes_version)
 
 
 class Idle(Exception):
@@ -264,6 +286,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
+        cluster=cluster,
     )
 
 
