@@ -38,6 +38,7 @@ import pytest
 import yaml
 
 from jobsetctl.cli.app import run
+from jobsetctl.kinds.registry import clear_extra
 from jobsetctl.migrate.kueue import topology_slices
 from tests.helpers import UPSTREAM, requires_upstream, validate_files
 
@@ -353,7 +354,10 @@ def crd_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str]
             path = root / f"{index}-{side}.yaml"
             _write(path, obj)
             files[str(path)] = (entry.case, side)
-    diagnostics = validate_files(root, {}, paths=list(files), crds=KUEUE_CRDS)
+    try:
+        diagnostics = validate_files(root, {}, paths=list(files), crds=KUEUE_CRDS)
+    finally:
+        clear_extra()  # a module-scoped fixture runs outside the per-test clean-up of tests/fix/conftest.py
     found: dict[tuple[str, str], list[tuple[str, str]]] = {key: [] for key in files.values()}
     for d in diagnostics:
         if d.severity == "error":
