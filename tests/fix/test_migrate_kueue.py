@@ -321,17 +321,18 @@ def _migrate(path: Path) -> tuple[int, str]:
     return status, err.getvalue()
 
 
-def _write(path: Path, obj: dict[str, Any]) -> None:
+def _as_written(obj: dict[str, Any]) -> dict[str, Any]:
     if obj["kind"] == "WorkloadPriorityClass":  # its value is top-level, not in spec
-        obj = {k: v for k, v in obj.items() if k != "spec"} | {"value": 100}
-    path.write_text(yaml.safe_dump(obj, sort_keys=False))
+        return {k: v for k, v in obj.items() if k != "spec"} | {"value": 100}
+    return obj
+
+
+def _write(path: Path, obj: dict[str, Any]) -> None:
+    path.write_text(yaml.safe_dump(_as_written(obj), sort_keys=False))
 
 
 def _expected(entry: Entry) -> dict[str, Any]:
-    obj = entry.v1beta2
-    if obj["kind"] == "WorkloadPriorityClass":
-        obj = {k: v for k, v in obj.items() if k != "spec"} | {"value": 100}
-    return obj
+    return _as_written(entry.v1beta2)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.case)
@@ -460,6 +461,9 @@ def test_agrees_with_the_kueue_api_table(tmp_path: Path) -> None:
     entry by entry, once both are on main."""
     versions = pytest.importorskip("jobsetctl.kueue.versions", reason="issue #14's Kueue API work is not on main yet")
     for entry in ENTRIES:
-        if entry.kind == "ClusterQueue" and "admissionFairSharingStatus" in str(entry.status):
-            continue  # jobsetctl.kueue.versions keeps it (FairSharingStatus conversion: reported to the lead)
-        assert versions.to_v1beta2(entry.v1beta1) == _expected(entry), entry.case
+        # Two gaps of that table at i14-kueue-api 30e096d (reported to the lead): it keeps a ClusterQueue's
+        # status.fairSharing.admissionFairSharingStatus (autoConvert_v1beta1_FairSharingStatus_To_v1beta2
+        # drops it), and it does not convert MultiKueueCluster (multikueue_conversion.go).
+        if entry.kind == "MultiKueueCluster" or (entry.kind == "ClusterQueue" and "admissionFairSharingStatus" in str(entry.status)):
+            continue
+        assert versions.to_v1beta2(_as_written(entry.v1beta1)) == _expected(entry), entry.case
