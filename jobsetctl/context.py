@@ -7,9 +7,10 @@ given, every manifest tracked in the git repository is the context (:func:`repos
 
 The unseen cluster: ``validate`` stands for a dry-run create in a cluster it cannot see. An object a
 reference names that is in neither the inputs nor the context may still be there, if it is cluster-scoped
-(a PriorityClass, a ClusterTrainingRuntime, a Kueue ClusterQueue): such a finding is a warning with a hint,
-not an error, unless ``--strict`` (:func:`soften_unresolved`). Namespaced objects (a TrainingRuntime, a
-LocalQueue) usually live next to what uses them, so their absence stays an error. ``render`` and
+(a PriorityClass, a ClusterTrainingRuntime, a Kueue ClusterQueue) or one administrators create in the users'
+namespaces (a Kueue LocalQueue, :data:`ADMINISTERED`): such a finding is a warning with a hint, not an error,
+unless ``--strict`` (:func:`soften_unresolved`). Other namespaced objects (a TrainingRuntime) usually live next
+to what uses them, so their absence stays an error. ``render`` and
 ``simulate`` run a fake cluster that holds nothing else: for them a missing object is missing.
 
 Generic by construction: any check that reports a reference it could not resolve passes
@@ -215,15 +216,22 @@ def _edits(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
+#: Namespaced kinds that, like cluster-scoped ones, the cluster's administrators create, not the users whose
+#: manifests refer to them: Kueue's LocalQueue (Kueue's "Administer cluster quotas" task, step 3, is the batch
+#: administrator's), so a job's queue is rarely in the job's repository.
+ADMINISTERED = frozenset({("kueue.x-k8s.io", "LocalQueue")})
+
+
 def soften_unresolved(finding: Finding, cluster: ClusterView, *, unseen_cluster: bool, strict: bool) -> Finding:
-    """An error that only says a cluster-scoped object is missing becomes a warning with a hint when the
+    """An error that only says a cluster-scoped (or :data:`ADMINISTERED`) object is missing becomes a warning with a hint when the
     cluster may hold it (``validate``), unless ``strict``; or unless the name is a slip of one that is known
     (``did you mean``): then the cluster most likely does not hold it either."""
     missing = finding.unresolved
     if missing is None or not unseen_cluster or strict or finding.effective_severity is not Severity.ERROR:
         return finding
     group, kind, name = missing
-    if not is_cluster_scoped(group, kind):
+    cluster_scoped = is_cluster_scoped(group, kind)
+    if not cluster_scoped and (group, kind) not in ADMINISTERED:
         return finding
     names = (_name(obj) for obj in cluster.list(group, kind))
     close = did_you_mean(name, (n for n in names if n))
@@ -232,8 +240,9 @@ def soften_unresolved(finding: Finding, cluster: ClusterView, *, unseen_cluster:
             return finding
         suggestion = "did you mean " + " or ".join(f'"{c}"' for c in close) + "?"
         return dataclasses.replace(finding, hint=f"{suggestion} {finding.hint}" if finding.hint else suggestion)
+    scope = "cluster-scoped" if cluster_scoped else "created by the cluster's administrators"
     advice = (
-        f'{kind} "{name}" is cluster-scoped and in neither the inputs nor the context: the cluster may hold it. '
+        f'{kind} "{name}" is {scope} and in neither the inputs nor the context: the cluster may hold it. '
         "Add the file that defines it to the context (--context PATH, or context: in .jobsetctl.yaml); "
         "--strict makes this an error"
     )

@@ -39,6 +39,7 @@ from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
+from jobsetctl.kueue.config import SHIPPED, KueueConfiguration
 from jobsetctl.loader.objects import ObjectRecord, load_file
 from jobsetctl.loader.sources import Source, discover
 from jobsetctl.loader.yamlload import Document
@@ -65,6 +66,9 @@ class ValidateOptions:
     old: str | None = None
     #: Worker processes for phase A: 0 = one per core when the input is large, 1 = never.
     jobs: int = 0
+    #: Kueue's configuration (``--kueue-config``): Kueue's webhooks and checks run with it. The default is
+    #: the configuration Kueue's release manifests ship; None models a cluster without Kueue.
+    kueue: KueueConfiguration | None = SHIPPED
     #: Files and directories whose objects references resolve against, never reported (jobsetctl.context).
     context: Sequence[str] = ()
     #: Run as the pre-commit hook: Helm templates are passed over with a note, and without ``context`` the
@@ -121,7 +125,7 @@ def check(options: ValidateOptions) -> Outcome:
     """Validate the inputs and return the report with the admitted objects."""
     if not options.paths:
         raise UsageError("no input: give files, directories, or - for standard input")
-    ctx = AdmissionContext(options.version, options.effective_gates)
+    ctx = AdmissionContext(options.version, options.effective_gates, kueue=options.kueue)
     _load_crds(options.crds)
     sources, source_problems = discover(list(options.paths))
     diagnostics: list[Diagnostic] = []
@@ -137,7 +141,7 @@ def check(options: ValidateOptions) -> Outcome:
         checked.extend(result.checked)
 
     context = _context_index(checked, options, ctx, sources)
-    cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context)
+    cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context, kueue=options.kueue)
     late: list[tuple[Checked, Finding]] = []
 
     def soften(finding: Finding) -> Finding:
@@ -512,6 +516,9 @@ def _cross_object(
     yield from check_references(admitted, ctx)
     if options.admission_only:
         return
+    from jobsetctl.kueue.references import check_kueue_references
+
+    yield from check_kueue_references(admitted, ctx)
     yield from run_lints([
         (c.record, c.result.obj, c.linted_locally) for c in checked if c.result.obj is not None and c.result.typed
     ], ctx)

@@ -28,9 +28,10 @@ field); a ClusterQueue with both ``admissionChecks`` and ``admissionChecksStrate
 and drops the strategy); a Workload ``priorityClassName`` without a ``priorityClassSource`` (Kueue drops
 the name).
 
-This module keeps its own table: issue #14's Kueue API work (``jobsetctl.kueue.versions``, not on main yet)
-converts plain objects with the same facts, and ``tests/fix/test_migrate_kueue.py`` checks the two agree
-once it lands.
+``jobsetctl.kueue.versions`` (issue #14) converts plain objects for validate with the same facts; this
+module edits round-trip trees in place (comments kept) and takes the shared pieces from there (the priority
+sources, the topology encoding). ``tests/fix/test_migrate_kueue.py`` checks the two agree entry by entry;
+that table lacks MultiKueueCluster and keeps a ClusterQueue's admissionFairSharingStatus.
 """
 
 from __future__ import annotations
@@ -42,15 +43,17 @@ from ruamel.yaml.comments import CommentedMap
 
 from jobsetctl.fix.rewrite import FileEditor
 from jobsetctl.fix.yamledit import flow_map, rename_key
+from jobsetctl.kueue import api as kueue_api
+from jobsetctl.kueue import versions
 from jobsetctl.migrate import objects
 from jobsetctl.migrate.kubernetes import fresh
 
-GROUP = "kueue.x-k8s.io"
+GROUP = kueue_api.GROUP
 RULE = "migrate-kueue"
 #: v1beta1 ``priorityClassSource`` → v1beta2 ``priorityClassRef`` (group, kind).
 PRIORITY_SOURCES: dict[str, tuple[str, str]] = {
-    "kueue.x-k8s.io/workloadpriorityclass": ("kueue.x-k8s.io", "WorkloadPriorityClass"),
-    "scheduling.k8s.io/priorityclass": ("scheduling.k8s.io", "PriorityClass"),
+    versions.WORKLOAD_PRIORITY_CLASS_SOURCE: (kueue_api.GROUP, kueue_api.WORKLOAD_PRIORITY_CLASS),
+    versions.POD_PRIORITY_CLASS_SOURCE: ("scheduling.k8s.io", "PriorityClass"),
 }
 #: v1beta1 flavorFungibility values that v1beta2 spells ``MayStopSearch``.
 FUNGIBILITY: dict[str, str] = {"whenCanPreempt": "Preempt", "whenCanBorrow": "Borrow"}
@@ -186,53 +189,13 @@ def _convert_status(kind: str, status: CommentedMap) -> list[str]:
     return done
 
 
-# --- v1beta2 topology assignments (pkg/util/tas/tas_assignment.go) ------------------------------------
-
-
 def topology_slices(domains: list[tuple[list[str], int]]) -> list[dict[str, Any]]:
-    """The v1beta2 ``slices`` of a topology assignment's domains (values per level, pod count): one slice,
-    maximally compacted (``singleCompactTopologyAssignmentEncoding``/``compactSliceEncoding``): a level whose
-    values are all equal is ``universal``, else ``individual`` roots with the common prefix and suffix
-    factored out (never overlapping); equal pod counts are ``universal``.
-
-    Kueue with ``TASAssignmentsEncodingByHostnamePrefix`` (beta, on by default) may instead split a
-    ``kubernetes.io/hostname`` level into runs of a common hostname prefix when that serialises smaller; the
-    upstream comment calls the choice of encoding an implementation detail, and both decode to the same
+    """The v1beta2 ``slices`` of a topology assignment's domains (values per level, pod count), as Kueue's
+    ``V1Beta2From`` encodes them: one maximally compacted slice (:func:`jobsetctl.kueue.versions.
+    encode_topology_assignment`, shared with validate). Kueue with ``TASAssignmentsEncodingByHostnamePrefix``
+    (beta, on) may split a ``kubernetes.io/hostname`` level into runs of a common prefix when that is
+    smaller; the upstream comment calls the encoding an implementation detail, and both decode to the same
     domains (``InternalSeqFrom``)."""
-    if not domains:
-        return []
-    levels = len(domains[0][0])
-    values_per_level = [_compact([values[level] for values, _ in domains]) for level in range(levels)]
-    counts = [count for _, count in domains]
-    pod_counts: dict[str, Any] = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
-    return [{"domainCount": len(domains), "valuesPerLevel": values_per_level, "podCounts": pod_counts}]
-
-
-def _compact(values: list[str]) -> dict[str, Any]:
-    """``fillSingleCompactSliceValues``."""
-    prefix = suffix = values[0]
-    min_len = max_len = len(values[0])
-    for text in values[1:]:
-        min_len, max_len = min(min_len, len(text)), max(max_len, len(text))
-        prefix = prefix[: len(text)]
-        if len(text) < len(suffix):
-            suffix = suffix[len(suffix) - len(text):]
-        for i in range(len(prefix)):
-            if text[i] != prefix[i]:
-                prefix = prefix[:i]
-                break
-        for i in range(len(suffix)):
-            if text[len(text) - 1 - i] != suffix[len(suffix) - 1 - i]:
-                suffix = suffix[len(suffix) - i:]
-                break
-    if len(prefix) == max_len:  # all equal
-        return {"universal": prefix}
-    if len(prefix) + len(suffix) > min_len:  # e.g. {"ababa", "aba"}: prefix and suffix must not overlap
-        prefix = prefix[: min_len - len(suffix)]
-    individual: dict[str, Any] = {}
-    if prefix:
-        individual["prefix"] = prefix
-    if suffix:
-        individual["suffix"] = suffix
-    individual["roots"] = [text[len(prefix): len(text) - len(suffix)] for text in values]
-    return {"individual": individual}
+    levels = len(domains[0][0]) if domains else 0
+    slices: list[dict[str, Any]] = versions.encode_topology_assignment([""] * levels, domains)["slices"]
+    return slices

@@ -6,9 +6,9 @@ would write (the Go struct as YAML; an empty Go field is an absent key) and the 
 v1beta1) and of the round-trip tests are read backwards where the conversion is one-to-one: their v1beta1
 side, migrated, must give their v1beta2 side.
 
-What the Go tables leave empty but the CRDs require is filled in the same way on both sides, so that the
-upstream CRDs (schema and CEL, through ``validate --crd``) can serve as a second oracle: the input must be
-a valid v1beta1 object and the output a valid v1beta2 object. Fillers: a Workload's ``podSets`` (required
+What the Go tables leave empty but the CRDs require is filled in the same way on both sides, so that
+admission can serve as a second oracle (jobsetctl's Kueue kinds, and Kueue's own CRDs through ``validate
+--crd``): the input must be a valid v1beta1 object and the output a valid v1beta2 object. Fillers: a Workload's ``podSets`` (required
 in v1beta1) and ``priority`` (CEL: required with a priority class), a condition's ``lastTransitionTime`` and
 ``message``, an admission's ``clusterQueue`` and pod set ``name``, ``resourceGroups`` where a ClusterQueue
 borrows.
@@ -346,32 +346,48 @@ def test_kueue_conversion_table(entry: Entry, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def crd_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """Errors of validate with Kueue's CRDs on both sides of every entry, in one run: (case, side) → errors."""
-    root = tmp_path_factory.mktemp("kueue-crds")
+def admission_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], list[tuple[str, str]]]:
+    """Errors of admission (a dry-run create: no cross-object consequences, the objects stand alone) on both
+    sides of every entry, in one run per oracle: (oracle, case, side) → errors. Oracles: ``builtin``, Kueue's
+    kinds as jobsetctl models them (issue #14: schemas and webhooks); ``crd``, Kueue's own CRDs from
+    ../shared/upstream (schema and CEL, ``validate --crd``), when present."""
+    root = tmp_path_factory.mktemp("kueue-admission")
     files: dict[str, tuple[str, str]] = {}
     for index, entry in enumerate(ENTRIES):
         for side, obj in (("v1beta1", entry.v1beta1), ("v1beta2", _expected(entry))):
             path = root / f"{index}-{side}.yaml"
             _write(path, obj)
             files[str(path)] = (entry.case, side)
-    try:
-        diagnostics = validate_files(root, {}, paths=list(files), crds=KUEUE_CRDS)
-    finally:
-        clear_extra()  # a module-scoped fixture runs outside the per-test clean-up of tests/fix/conftest.py
-    found: dict[tuple[str, str], list[tuple[str, str]]] = {key: [] for key in files.values()}
-    for d in diagnostics:
-        if d.severity == "error":
-            found[files[d.file]].append((d.path, d.message))
+    found: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    oracles: dict[str, dict[str, Any]] = {"builtin": {}}
+    if KUEUE_CRDS:
+        oracles["crd"] = {"crds": KUEUE_CRDS}
+    for oracle, options in oracles.items():
+        try:
+            diagnostics = validate_files(root, {}, paths=list(files), admission_only=True, **options)
+        finally:
+            clear_extra()  # a module-scoped fixture runs outside the per-test clean-up of tests/fix/conftest.py
+        for key in files.values():
+            found[(oracle, *key)] = []
+        for d in diagnostics:
+            if d.severity == "error":
+                found[(oracle, *files[d.file])].append((d.path, d.message))
     return found
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.case)
+def test_validate_admits_both_sides(entry: Entry, admission_errors: dict[tuple[str, str, str], list[tuple[str, str]]]) -> None:
+    """The second oracle: the v1beta1 input and the v1beta2 output are admitted (jobsetctl's Kueue kinds)."""
+    assert admission_errors[("builtin", entry.case, "v1beta1")] == []
+    assert admission_errors[("builtin", entry.case, "v1beta2")] == []
 
 
 @requires_upstream
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.case)
-def test_kueue_crds_accept_both_sides(entry: Entry, crd_errors: dict[tuple[str, str], list[tuple[str, str]]]) -> None:
-    """The second oracle: Kueue's own CRDs (schema and CEL) accept the v1beta1 input and the v1beta2 output."""
-    assert crd_errors[(entry.case, "v1beta1")] == []
-    assert crd_errors[(entry.case, "v1beta2")] == []
+def test_kueue_crds_accept_both_sides(entry: Entry, admission_errors: dict[tuple[str, str, str], list[tuple[str, str]]]) -> None:
+    """The third oracle: Kueue's own CRDs (schema and CEL) accept the v1beta1 input and the v1beta2 output."""
+    assert admission_errors[("crd", entry.case, "v1beta1")] == []
+    assert admission_errors[("crd", entry.case, "v1beta2")] == []
 
 
 @pytest.mark.parametrize(
