@@ -37,8 +37,8 @@ def validate_options(
     admission_only: bool | None = None,
     kueue_config: str | None = None,
 ) -> ValidateOptions:
-    """``context`` None: the command has no context (render: its fake cluster is all there is), and the
-    configuration's ``context:`` does not apply."""
+    """``context`` None: the command has no context (``fix``), and the configuration's ``context:`` does not
+    apply."""
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
     if config.feature_gates:

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, KueueConfigOption, MaxObjectsOption, app
+from jobsetctl.cli.app import (
+    ContextOption,
+    GatesOption,
+    KubeVersionOption,
+    KueueConfigOption,
+    MaxObjectsOption,
+    app,
+)
 from jobsetctl.status import ExitStatus, UsageError
 
 
@@ -50,10 +57,13 @@ def simulate(
     feature_gates: GatesOption = None,
     max_objects: MaxObjectsOption = None,
     kueue_config: KueueConfigOption = None,
+    context: ContextOption = None,
+    config: Annotated[str | None, typer.Option("--config", help="Configuration file whose context: applies (default: nearest .jobsetctl.yaml upward); a Scenario carries its own release and gates.")] = None,
 ) -> int:
     """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
     failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
     from jobsetctl.cli.reporters import REPORTERS
+    from jobsetctl.config import load_config
     from jobsetctl.simulate.command import OutputOptions, execute
     from jobsetctl.simulate.limits import MAX_OBJECTS
     from jobsetctl.simulate.runner import SimulateOptions
@@ -62,7 +72,7 @@ def simulate(
     options = SimulateOptions(
         paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
         kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
-        kueue_config=kueue_config,
+        kueue_config=kueue_config, context=[*(context or []), *load_config(config).context],
     )
     outcome = execute(options, OutputOptions(output.value, trace, svg, html, color, width), sys.stdout, sys.stderr)
     if outcome.report is not None:

@@ -48,7 +48,7 @@ from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.kinds.index import object_key
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import Path, path_string
-from jobsetctl.kueue import api, queues
+from jobsetctl.kueue import api, fit, queues
 from jobsetctl.kueue.config import KueueConfiguration
 from jobsetctl.kueue.jobs import is_managed
 from jobsetctl.kueue.versions import field_path_in, to_v1beta2
@@ -62,16 +62,16 @@ _SPEC = "scheduling.md §2.1, §2.3 (pkg/controller/core/workload_controller.go,
 LOCAL_QUEUE_MISSING = define(
     "kueue-local-queue-missing", CONSEQUENCE, E,
     "A job's queue-name (or a Workload's queueName) names no LocalQueue of its namespace; it waits for ever.",
-    spec=_SPEC,
+    spec=_SPEC, waits=True,
 )
 CLUSTER_QUEUE_MISSING = define(
     "kueue-cluster-queue-missing", CONSEQUENCE, E,
-    "A LocalQueue's clusterQueue does not exist: its workloads are never admitted.", spec=_SPEC,
+    "A LocalQueue's clusterQueue does not exist: its workloads are never admitted.", spec=_SPEC, waits=True,
 )
 CLUSTER_QUEUE_INACTIVE = define(
     "kueue-cluster-queue-inactive", CONSEQUENCE, E,
     "A ClusterQueue refers to missing ResourceFlavors, AdmissionChecks or Topologies: it admits nothing.",
-    spec=_SPEC,
+    spec=_SPEC, waits=True,
 )
 NAMESPACE_NOT_SELECTED = define(
     "kueue-namespace-not-selected", CONSEQUENCE, E,
@@ -323,7 +323,7 @@ def _tas(job: Object, workload: Object, cluster_queue: Object, kueue: queues.Kue
                 break
         if reasons:
             yield TAS_TOPOLOGY.finding(
-                f"couldn't assign flavors to pod set {name}: {', '.join(reasons)}", path=path_string(at), at=at,
+                fit.NO_FLAVOR.format(pod_set=name, reasons=", ".join(reasons)), path=path_string(at), at=at,
                 hint=f"ClusterQueue {_m(cluster_queue.get('metadata')).get('name')}: "
                      f"{_PENDING.format(reason='NoMatchingFlavor')}")
             continue

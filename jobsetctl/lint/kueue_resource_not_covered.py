@@ -100,7 +100,7 @@ def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[
         return
     for view, resource in fit.uncovered(queued):
         yield RULE.finding(
-            f"couldn't assign flavors to pod set {view.name}: {fit.UNAVAILABLE.format(resource=resource)}",
+            fit.NO_FLAVOR.format(pod_set=view.name, reasons=fit.UNAVAILABLE.format(resource=resource)),
             path=path_string(view.at), at=view.at,
             hint=f"ClusterQueue {queued.cluster_queue_name} covers "
                  f"{', '.join(r for g in queued.groups for r in g.covered) or 'no resource'}: add {resource} to a "

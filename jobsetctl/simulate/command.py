@@ -13,8 +13,10 @@ The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOpt
   directory that does not exist) raise
   :class:`~jobsetctl.status.UsageError` before anything runs (exit 2);
 * submissions and actions timed after ``until`` get a warning each on ``stderr`` (they never happen);
-* validate's lint findings on the submitted objects are written to ``stderr`` before the run, as validate
-  prints them (a replicated job that depends on itself would otherwise only wait in the chart);
+* validate's lint findings on the submitted objects, and its findings on Kueue queues found in neither the
+  inputs nor the context (``--context``), are written to ``stderr`` before the run, as validate prints them
+  (a replicated job that depends on itself, or a job queued to a LocalQueue the simulated cluster lacks,
+  would otherwise only wait in the chart); they do not change the exit status;
 * a run whose controllers create more objects than :mod:`jobsetctl.simulate.limits` allows is abandoned
   and reported like an input problem (exit 1), at the input the objects descend from.
 """
@@ -164,7 +166,8 @@ def _lint_warnings(inputs: Inputs, the_plan: Plan, stderr: TextIO) -> None:
     from jobsetctl.validate import lint_records
 
     records = inputs.all_records()
-    found = lint_records(records, AdmissionContext(the_plan.version, the_plan.gates))
+    found = lint_records(records, AdmissionContext(the_plan.version, the_plan.gates, kueue=the_plan.kueue),
+                         the_plan.context)
     if found:
         stderr.write(REPORTERS["text"](color=False).render(Report(found, files=inputs.files, objects=len(records))))
 
