@@ -33,6 +33,9 @@ CONTROLLERS = (
     "jobsetctl.fakecluster.controllers.job:JobController",
     "jobsetctl.fakecluster.controllers.jobsetpods:JobSetPodController",
 )
+#: Kueue's controllers and scheduler: in a cluster whose options carry Kueue settings (``extra["kueue"]``,
+#: set by ``simulate`` when the inputs hold a ClusterQueue or the Scenario has ``spec.kueue``).
+KUEUE_COMPONENT = "jobsetctl.kueue.engine.controller:KueueController"
 #: Extra components of a simulated cluster.
 SIMULATION_COMPONENTS = (
     "jobsetctl.fakecluster.scheduler:Scheduler",
@@ -76,6 +79,8 @@ class FakeCluster:
         self.manager = Manager(self.api, self.clock, self.recorder)
         self.components: dict[str, Controller] = {}
         targets = CONTROLLERS + (SIMULATION_COMPONENTS if options.simulate else ())
+        if options.simulate and "kueue" in options.extra:
+            targets = targets + (KUEUE_COMPONENT,)
         for target in targets:
             controller = _load(target)(options)
             self.manager.add(controller)

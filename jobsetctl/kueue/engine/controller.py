@@ -1,0 +1,138 @@
+"""Kueue as one component of the fake cluster's controller manager.
+
+It watches Kueue's objects, Namespaces, the jobs it integrates (JobSet, TrainJob) and, for
+topology-aware scheduling, Nodes and Pods. Configuration objects update the engine's cache at once (as
+Kueue's event handlers do); Workloads and jobs are reconciled from the manager's work queue; the
+scheduler runs one cycle per reconcile of the ``cycle`` key, again at the same instant while cycles make
+progress, and whenever something it depends on changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any, ClassVar
+
+from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
+from jobsetctl.fakecluster.manager import Controller, Manager
+from jobsetctl.kueue.engine import jobs, names, workloads
+from jobsetctl.kueue.engine.core import Engine
+from jobsetctl.kueue.engine.settings import EngineSettings
+
+G = names.GROUP
+CYCLE = ("cycle",)
+#: Scheduling cycles allowed at one virtual instant (each must make progress to continue).
+MAX_CYCLES_PER_INSTANT = 100_000
+
+
+class KueueController(Controller):
+    name: ClassVar[str] = "kueue"
+    watches: ClassVar[frozenset[tuple[str, str]] | None] = frozenset({
+        (G, "ClusterQueue"), (G, "LocalQueue"), (G, "Cohort"), (G, "ResourceFlavor"), (G, "Topology"),
+        (G, "AdmissionCheck"), (G, "Workload"), ("", "Namespace"), ("", "Node"), ("", "Pod"),
+        jobs.JOBSET, jobs.TRAINJOB,
+    })
+
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        extra = getattr(options, "extra", None) or {}
+        settings = extra.get("kueue")
+        self.settings: EngineSettings = settings if isinstance(settings, EngineSettings) else EngineSettings()
+        self.engine: Engine | None = None
+        self._cycles_at: tuple[float, int] = (-1.0, 0)
+
+    def setup(self, manager: Manager) -> None:
+        super().setup(manager)
+        engine = Engine(self.api, self.clock, self.recorder, self.settings)
+        engine.kick = lambda: manager.enqueue(self, CYCLE)
+        engine.reconcile_after = lambda key, delay: manager.enqueue_after(self, ("wl", key), delay)
+        self.engine = engine
+
+    # ---- watch -------------------------------------------------------------------------------------
+    def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        engine = self.engine
+        assert engine is not None
+        group, kind, namespace, name = event.key
+        deleted = event.type == WatchType.DELETED
+        obj = None if deleted else event.obj
+        if group == G:
+            if kind == "Workload":
+                if deleted:
+                    engine.forget(event.obj)
+                    owner = controller_of(event.obj)
+                    if owner is not None:
+                        yield _job_key(owner, namespace)
+                    return
+                yield ("wl", f"{namespace}/{name}")
+                owner = controller_of(event.obj)
+                if owner is not None:
+                    yield _job_key(owner, namespace)
+                return
+            if kind == "ClusterQueue":
+                engine.on_cluster_queue(obj, name)
+            elif kind == "LocalQueue":
+                engine.on_local_queue(obj, f"{namespace}/{name}")
+            elif kind == "Cohort":
+                engine.on_cohort(obj, name)
+            elif kind == "ResourceFlavor":
+                engine.on_flavor(obj, name)
+            elif kind == "Topology":
+                engine.on_topology(obj, name)
+            elif kind == "AdmissionCheck":
+                engine.on_admission_check(obj, name)
+            return
+        if kind == "Namespace" and group == "":
+            engine.on_namespace(obj, name)
+            return
+        if (group, kind) in jobs.JOB_KINDS:
+            if not deleted:
+                yield ("job", group, kind, namespace, name)
+            return
+        if engine.tas is not None and group == "":
+            yield from engine.tas.keys_for(event)
+
+    # ---- reconcile ---------------------------------------------------------------------------------
+    def reconcile(self, key: Hashable) -> float | None:
+        engine = self.engine
+        assert engine is not None and isinstance(key, tuple)
+        if key == CYCLE:
+            return self._cycle()
+        if key[0] == "wl":
+            namespace, _, name = str(key[1]).partition("/")
+            obj = self.api.get(G, "Workload", namespace, name)
+            if obj is None:
+                return None
+            engine.observe(obj)
+            again = workloads.reconcile(engine, obj)
+            if controller_of(obj) is None:
+                runner = jobs.reconcile_standalone(engine, obj)
+                if runner is not None:
+                    again = runner if again is None else min(again, runner)
+            return again
+        if key[0] == "job":
+            _, group, kind, namespace, name = key
+            job = self.api.get(str(group), str(kind), str(namespace), str(name))
+            if job is None:
+                return None
+            return jobs.reconcile_job(engine, job)
+        if engine.tas is not None:
+            return engine.tas.reconcile(key)
+        return None
+
+    def _cycle(self) -> float | None:
+        engine = self.engine
+        assert engine is not None
+        now = self.clock.now
+        at, count = self._cycles_at
+        count = count + 1 if at == now else 1
+        self._cycles_at = (now, count)
+        if count > MAX_CYCLES_PER_INSTANT:
+            return None
+        result = engine.scheduler.schedule()
+        if result.progress:
+            self.manager.enqueue(self, CYCLE)
+        return None
+
+
+def _job_key(owner: dict[str, Any], namespace: str) -> tuple[str, ...]:
+    group = str(owner.get("apiVersion", "")).partition("/")[0]
+    return ("job", group, str(owner.get("kind", "")), namespace, str(owner.get("name", "")))
