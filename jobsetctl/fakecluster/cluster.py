@@ -80,7 +80,7 @@ class FakeCluster:
         self.components: dict[str, Controller] = {}
         targets = CONTROLLERS + (SIMULATION_COMPONENTS if options.simulate else ())
         if options.simulate and "kueue" in options.extra:
-            targets = targets + (KUEUE_COMPONENT,)
+            targets = (*targets, KUEUE_COMPONENT)
         for target in targets:
             controller = _load(target)(options)
             self.manager.add(controller)

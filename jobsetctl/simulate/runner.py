@@ -43,6 +43,7 @@ from jobsetctl.simulate.actions import apply_action
 from jobsetctl.simulate.final import final_states
 from jobsetctl.simulate.gates import needed_gates, turned_on
 from jobsetctl.simulate.inputs import Inputs
+from jobsetctl.simulate.kueue import kueue_run, kueue_settings
 from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
 from jobsetctl.simulate.scenario import Action
@@ -107,6 +108,8 @@ class SimulationResult:
     group_records: Any = None
     #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
     invariant_checks: int | None = None
+    #: What Kueue leaves for the reports (:mod:`jobsetctl.simulate.kueue`), None when Kueue did not run.
+    kueue: Any = None
 
     @property
     def rejected(self) -> int:
@@ -199,7 +202,11 @@ def _something_runs(cluster: FakeCluster) -> bool:
 def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     """Run a planned simulation to its end and collect the result."""
     inputs = the_plan.inputs
-    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True))
+    extra: dict[str, Any] = {}
+    kueue = kueue_settings(inputs)
+    if kueue is not None:
+        extra["kueue"] = kueue
+    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, extra=extra))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
     cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))
@@ -264,6 +271,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
+        kueue=kueue_run(cluster),
     )
 
 

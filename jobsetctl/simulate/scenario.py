@@ -12,6 +12,8 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
       submit: [{at: 0s, files: [team-a.yaml]}, {at: 30m, objects: [...]}]
       actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
                 {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}}]  # resume, delete
+      kueue:                            # Kueue runs (also when the inputs hold a ClusterQueue)
+        admissionChecks: [{name: prov, delay: 5m, state: Ready}]   # how simulated checks answer
 
 This module parses it, strictly: an unknown key, a value of the wrong type, a bad or negative duration, an
 action without exactly one verb are diagnostics with ``file:line:column`` and a ``scenario-*`` rule, and the
@@ -207,6 +209,12 @@ class Scenario:
     nodes: list[NodePool] = field(default_factory=list)
     submissions: list[Submission] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
+    #: ``spec.kueue`` as written (validated), None when absent.
+    kueue: dict[str, Any] | None = None
+
+
+#: How a simulated admission check can answer (``AdmissionCheckState.state``).
+CHECK_STATES = ["Ready", "Retry", "Rejected"]
 
 
 # ---- parsing -----------------------------------------------------------------------------------------
@@ -324,7 +332,7 @@ def parse_scenario(record: ObjectRecord) -> tuple[Scenario | None, list[Diagnost
     scenario = Scenario(name, record.file, record)
     spec = reader.mapping(
         top.get("spec", {}), ("spec",),
-        ("kubernetesVersion", "featureGates", "until", "nodes", "submit", "actions"),
+        ("kubernetesVersion", "featureGates", "until", "nodes", "submit", "actions", "kueue"),
     )
     if spec is not None:
         _parse_spec(reader, spec, scenario)
@@ -385,6 +393,37 @@ def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> No
         action = _parse_action(reader, item, ("spec", "actions", index), index)
         if action is not None:
             scenario.actions.append(action)
+    if "kueue" in spec:
+        scenario.kueue = _parse_kueue(reader, spec.get("kueue"), ("spec", "kueue"))
+
+
+def _parse_kueue(reader: _Reader, value: Any, at: Path) -> dict[str, Any]:
+    """``spec.kueue``: Kueue runs. ``admissionChecks`` says how each simulated check answers (``state``
+    Ready, Retry or Rejected after ``delay``); ``configuration`` is Kueue's Configuration."""
+    if value is None:
+        return {}
+    entry = reader.mapping(value, at, ("configuration", "admissionChecks"))
+    if entry is None:
+        return {}
+    checks: list[dict[str, Any]] = []
+    for index, item in enumerate(reader.sequence(entry.get("admissionChecks"), (*at, "admissionChecks"))):
+        where: Path = (*at, "admissionChecks", index)
+        check = reader.mapping(item, where, ("name", "delay", "state", "message"), ("name",))
+        if check is None:
+            continue
+        name = reader.string(check.get("name"), (*where, "name"))
+        delay = reader.duration(check.get("delay"), (*where, "delay"))
+        state = reader.string(check.get("state"), (*where, "state"))
+        message = reader.string(check.get("message"), (*where, "message"))
+        if state is not None and state not in CHECK_STATES:
+            reader.error(INVALID_VALUE, not_supported((*where, "state"), state, CHECK_STATES), (*where, "state"))
+            continue
+        if name:
+            checks.append({"name": name, "delay": delay or 0.0, "state": state or "Ready", "message": message or ""})
+    configuration = entry.get("configuration")
+    if configuration is not None:
+        reader.mapping(configuration, (*at, "configuration"))
+    return {"admissionChecks": checks, "configuration": configuration if isinstance(configuration, dict) else None}
 
 
 def _parse_pool(reader: _Reader, value: Any, at: Path) -> NodePool | None:

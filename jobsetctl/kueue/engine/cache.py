@@ -9,12 +9,13 @@ it looks at rather than to the size of the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
+from jobsetctl.kueue.engine.history import History
 from jobsetctl.kueue.engine.objects import (
     ClusterQueueSpec,
     CohortSpec,
@@ -73,6 +74,9 @@ class Cache:
         self._assumed: dict[str, str] = {}
         #: Called with a ClusterQueue name when its spec or activeness changes (TAS caches rebuild).
         self.on_cluster_queue_change: list[Any] = []
+        #: Records quota spans for the reports (set by the engine).
+        self.history: History | None = None
+        self.now: Callable[[], float] = lambda: 0.0
 
     # ---- configuration objects -----------------------------------------------------------------------
     def add_or_update_flavor(self, obj: dict[str, Any]) -> None:
@@ -269,9 +273,11 @@ class Cache:
 
     def add_or_update_workload(self, info: WorkloadInfo) -> bool:
         """``AddOrUpdateWorkload``: count the workload's usage in its ClusterQueue (it holds quota)."""
-        self.delete_workload(info.key)
+        self._delete(info.key)
         state = self.cluster_queues.get(info.cluster_queue)
         if state is None:
+            if self.history is not None:
+                self.history.quota_changed(info.key, self.now(), None, None, None)
             return False
         state.workloads[info.key] = info
         self._assumed[info.key] = state.name
@@ -280,9 +286,18 @@ class Cache:
             tas.add_workload(info)
         if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
             state.not_ready.add(info.key)
+        if self.history is not None:
+            flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
+            self.history.quota_changed(info.key, self.now(), state.name, info.usage(), flavors)
         return True
 
     def delete_workload(self, key: str) -> WorkloadInfo | None:
+        info = self._delete(key)
+        if self.history is not None:
+            self.history.quota_changed(key, self.now(), None, None, None)
+        return info
+
+    def _delete(self, key: str) -> WorkloadInfo | None:
         cq_name = self._assumed.pop(key, None)
         if cq_name is None:
             return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
 from jobsetctl.kueue.engine.flavors import Assignment
+from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
 from jobsetctl.kueue.engine.objects import local_queue_spec, topology_levels
 from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemption_message
 from jobsetctl.kueue.engine.queues import REQUEUE_BATCH_PERIOD, QueueManager
@@ -89,6 +90,9 @@ class Engine:
                                    seconds_of=clock.seconds_of, now=lambda: self.clock.now, fair_sharing=self.fair,
                                    tas_fits=self.tas.preemption_fits if self.tas is not None else None)
         self.scheduler = Scheduler(self)
+        self.history = History()
+        self.cache.history = self.history
+        self.cache.now = lambda: self.clock.now
         self.infos: dict[str, WorkloadInfo] = {}
         self.observed: dict[str, Observed] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
@@ -457,6 +461,8 @@ class Engine:
                 f"(base: {preemptor.priority}, boost: 0); preemptee effective priority: {target.info.priority} "
                 f"(base: {target.info.priority}, boost: 0)")
             self.record(obj, "Preempted", reason=target.reason, message=message)
+            self.history.preemptions.append(PreemptionRecord(
+                self.clock.now, target.info.key, target.info.cluster_queue, preemptor.key, cq.name, target.reason))
             self.write(obj)
             count += 1
         return count
@@ -478,6 +484,24 @@ class Engine:
             self.record(obj, "Evicted", reason=condition_reason, message=message)
         if write:
             self.write(obj)
+
+    # ---- reports -------------------------------------------------------------------------------------
+    def finish_history(self) -> History:
+        """The history with the ClusterQueues' configuration as the run ended."""
+        history = self.history
+        for name, state in self.cache.cluster_queues.items():
+            node = state.node
+            spec = state.spec
+            history.cluster_queues[name] = ClusterQueueInfo(
+                name, spec.cohort, node.root().name if node.parent is not None else "", spec.flavors(),
+                dict(spec.quotas), spec.queueing_strategy,
+                {"withinClusterQueue": spec.preemption.within_cluster_queue,
+                 "reclaimWithinCohort": spec.preemption.reclaim_within_cohort,
+                 "borrowWithinCohort": spec.preemption.borrow_within_cohort})
+        history.local_queues.update({key: lq.cluster_queue for key, lq in self.cache.local_queues.items()})
+        for key, info in self.infos.items():
+            history.workload_queues[key] = f"{info.namespace}/{info.queue_name}"
+        return history
 
     # ---- status queries used by reports --------------------------------------------------------------
     def status_of(self, key: str) -> str:
