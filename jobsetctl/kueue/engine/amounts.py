@@ -21,11 +21,18 @@ PODS = "pods"
 Requests = dict[str, int]
 FlavorResource = tuple[str, str]  # (flavor, resource)
 FRQuantities = dict[FlavorResource, int]
+MAX_INT64 = 2**63 - 1
 
 
 def units(resource: str, amount: Any) -> int:
-    """One quantity (manifest value or Fraction) in Kueue's integer units for ``resource``."""
-    return to_units(resource, amount)
+    """One quantity (manifest value or Fraction) in Kueue's integer units for ``resource``, clamped to
+    int64 as ``resources.ResourceValue`` (SafeMilliValue/SafeValue) does."""
+    value = to_units(resource, amount)
+    if value > MAX_INT64:
+        return MAX_INT64
+    if value < -MAX_INT64 - 1:
+        return -MAX_INT64 - 1
+    return value
 
 
 def requests_from_resource_list(raw: Any) -> Requests:

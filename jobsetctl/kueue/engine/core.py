@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import resource_list_text
 from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
 from jobsetctl.kueue.engine.flavors import Assignment
 from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
@@ -29,6 +30,7 @@ from jobsetctl.kueue.engine.workload import (
     STATUS_PENDING,
     STATUS_QUOTA_RESERVED,
     WorkloadInfo,
+    aggregate,
     find_condition,
     has_quota_reservation,
     is_active,
@@ -39,6 +41,7 @@ from jobsetctl.kueue.engine.workload import (
     set_quota_reservation,
     sync_admitted_condition,
     unset_quota_reservation,
+    validate_resources,
     workload_status,
 )
 
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 
 Object = dict[str, Any]
 KIND = "Workload"
+MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
 
 
 @dataclass(slots=True)
@@ -299,6 +303,9 @@ class Engine:
         selector = cq.spec.namespace_selector
         if selector is None or not selector.matches(self.namespace_labels(info.namespace)):
             return NAMESPACE_MISMATCH
+        errors = validate_resources(info)
+        if errors:
+            return f"resources validation failed: {aggregate(errors)}"
         return None
 
     def oracle(self, cq: ClusterQueueState) -> Callable[[WorkloadInfo, Any, int], tuple[int, int]]:
@@ -325,8 +332,11 @@ class Engine:
         since = self.clock.seconds_of(str(queued_since.get("lastTransitionTime"))) if queued_since else \
             self.clock.seconds_of(info.creation_ts)
         set_quota_reservation(obj, admission, now)
-        self.sync_admission_checks(obj, cq)
-        sync_admitted_condition(obj, now)
+        # prepareWorkload: Admitted is synced only when every check the ClusterQueue requires has a state
+        # already; otherwise the workload controller adds the states and syncs it.
+        present = {c.get("name") for c in (obj.get("status") or {}).get("admissionChecks") or [] if isinstance(c, dict)}
+        if set(self.checks_for(obj, cq)) <= present:
+            sync_admitted_condition(obj, now)
         admitted = is_admitted(obj)
         assumed = WorkloadInfo(obj)
         assumed.last_assignment = None
@@ -334,7 +344,8 @@ class Engine:
         self.infos[info.key] = assumed
         self.queues.clear_preemptor(info.key)
         if not was_reserved:
-            wait = max(0.0, self.clock.now - since)
+            # time.Duration saturates at its maximum (about 292 years) for a zero creation time.
+            wait = min(max(0.0, self.clock.now - since), MAX_DURATION_SECONDS)
             message = f"Quota reserved in ClusterQueue {cq.name}, wait time since queued was {wait:.0f}s"
             if considered:
                 message += f"; Flavors considered: {considered}"
@@ -406,6 +417,12 @@ class Engine:
             return
         now = self.clock.timestamp()
         changed = unset_quota_reservation(obj, reason, message, now)
+        # PropagateResourceRequests: the requests the workload waits for, per podset.
+        requests = [{"name": p.name, "resources": resource_list_text(p.requests)} for p in info.podsets]
+        status = obj.setdefault("status", {})
+        if status.get("resourceRequests") != requests:
+            status["resourceRequests"] = requests
+            changed = True
         self.recorder.kube_event(obj, "Warning", reason, message)
         self.note_pending(obj, reason, message)
         if changed:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.kube.podspec import pod_requests
+from jobsetctl.kube.quantity import QuantityError, parse_quantity
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import (
     FRQuantities,
@@ -304,6 +305,7 @@ class WorkloadInfo:
         "priority",
         "queue_name",
         "queue_signature",
+        "resource_errors",
         "scheduling_hash",
         "uid",
     )
@@ -334,6 +336,7 @@ class WorkloadInfo:
         self.cluster_queue = str(adm.get("clusterQueue", "")) if adm else ""
         self.podsets = _total_requests(obj, adm, self._per_pod_memo)
         self.scheduling_hash = ""
+        self.resource_errors: list[str] | None = None
         self.queue_signature = (
             self.generation, self.priority, self.queue_name, spec.get("active"),
             tuple((p.name, p.count) for p in self.podsets),
@@ -384,6 +387,53 @@ class WorkloadInfo:
             })
         text = json.dumps({"podSets": shapes, "priority": self.priority}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def validate_resources(info: WorkloadInfo) -> list[str]:
+    """``ValidateResources``: per container (and pod-level resources), the requests above their limits,
+    as ``field.Invalid`` errors. Podset templates are immutable, so the result is kept on the Info."""
+    if info.resource_errors is not None:
+        return info.resource_errors
+    errors: list[str] = []
+    for index, podset in enumerate(info.spec_podsets()):
+        spec = _mapping(_mapping(podset.get("template")).get("spec"))
+        path = f"spec.podSets[{index}].template.spec"
+        for kind in ("initContainers", "containers"):
+            for i, container in enumerate(_list(spec.get(kind))):
+                resources = _mapping(_mapping(container).get("resources"))
+                greater = _greater_keys(resources)
+                if greater:
+                    errors.append(_invalid(f"{path}.{kind}[{i}]", greater))
+        pod_resources = spec.get("resources")
+        if isinstance(pod_resources, dict):
+            greater = _greater_keys(pod_resources)
+            if greater:
+                errors.append(_invalid(f"{path}.resources", greater))
+    info.resource_errors = errors
+    return errors
+
+
+def _greater_keys(resources: dict[str, Any]) -> list[str]:
+    requests = _mapping(resources.get("requests"))
+    limits = _mapping(resources.get("limits"))
+    out = []
+    for name in sorted(requests):
+        if name in limits:
+            try:
+                if parse_quantity(requests[name]) > parse_quantity(limits[name]):
+                    out.append(str(name))
+            except QuantityError:
+                continue
+    return out
+
+
+def _invalid(path: str, names_: list[str]) -> str:
+    return f"{path}: Invalid value: {json.dumps(names_, separators=(',', ':'))}: requests must not exceed its limits"
+
+
+def aggregate(errors: list[str]) -> str:
+    """``field.ErrorList.ToAggregate().Error()``."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 def _condition_signature(obj: Object, kind: str) -> tuple[Any, ...] | None:
