@@ -490,6 +490,15 @@ class Engine:
         now = self.clock.timestamp()
         condition_reason = f"{reason}DueTo{cause}" if reason == names.DEACTIVATED and cause else reason
         set_condition(obj, names.EVICTED, True, condition_reason, message, now)
+        # workloadEvictionStateInc: schedulingStats counts evictions per (reason, underlying cause).
+        stats = obj.setdefault("status", {}).setdefault("schedulingStats", {}).setdefault("evictions", [])
+        for entry in stats:
+            if entry.get("reason") == reason and entry.get("underlyingCause", "") == cause:
+                entry["count"] = int(entry.get("count") or 0) + 1
+                break
+        else:
+            stats.append({"reason": reason, "underlyingCause": cause, "count": 1} if cause else
+                         {"reason": reason, "count": 1})
         for check in (obj.get("status") or {}).get("admissionChecks") or []:
             if isinstance(check, dict) and check.get("state") != names.CHECK_PENDING:
                 previous = check.get("state")

@@ -904,6 +904,9 @@ class Evaluator:
             if pkg == "controllerconstants" and node.name in CONTROLLER_CONSTANTS:
                 return CONTROLLER_CONSTANTS[node.name]
         target = self.eval(node.target)
+        if isinstance(target, Wrapper) and node.name in ("Workload", "ClusterQueue", "Cohort", "ResourceFlavor",
+                                                         "LocalQueue", "Topology", "Node", "Pod"):
+            return target.obj  # the wrappers embed the object they build
         if isinstance(target, GoStruct):
             if node.name in target.fields:
                 return target.fields[node.name]
@@ -984,6 +987,8 @@ class Evaluator:
                 out.setdefault("withinClusterQueue", "")
                 out.setdefault("reclaimWithinCohort", "")
             return out
+        for i, value in enumerate(positional):
+            fields[f"_{i}"] = value
         return GoStruct(type_text, fields)
 
     def _value(self, node: Any, hint: str | None) -> Any:
@@ -1004,6 +1009,8 @@ class Evaluator:
 
     def e_Call(self, node: g.Call) -> Any:
         fn = node.fn
+        if isinstance(fn, g.Index) and isinstance(fn.index, (g.Ident, g.TypeExpr, g.Sel)):
+            fn = fn.target  # an explicit instantiation of a generic function, e.g. sets.New[string]()
         if isinstance(fn, g.FuncLit) and not node.args:
             assignments, result = fn.statements()
             if result is None:

@@ -66,7 +66,8 @@ class Harness:
         self.clock = VirtualClock()
         self.clock.advance_to(T0)
         version = DEFAULT_KUBE_VERSION
-        self.api = APIServer(self.clock, version, parse_feature_gates({}, version))
+        # Kueue's tables use workloads with no namespace ("/name" keys): nothing is defaulted.
+        self.api = APIServer(self.clock, version, parse_feature_gates({}, version), default_namespace="")
         self.recorder = Recorder(self.clock)
         all_gates = dict(GATE_DEFAULTS)
         all_gates.update(gates or {})
@@ -195,6 +196,9 @@ def norm_status(h: Harness, obj: dict[str, Any], *, with_time: bool = True) -> d
     checks = status.get("admissionChecks")
     if checks:
         out["admissionChecks"] = sorted((c.get("name"), c.get("state"), c.get("message", "")) for c in checks)
+    evictions = (status.get("schedulingStats") or {}).get("evictions")
+    if evictions:
+        out["evictions"] = sorted((e.get("reason"), e.get("underlyingCause", ""), e.get("count")) for e in evictions)
     requeue = status.get("requeueState")
     if requeue:
         out["requeueState"] = requeue
