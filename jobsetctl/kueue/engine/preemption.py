@@ -123,6 +123,29 @@ class Preemptor:
             for tas in self.cache._tas_of(state, info):
                 tas.add_workload(info)
 
+    def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
+        """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
+        membership, so they are no candidates either) until the returned function puts them back."""
+        saved: dict[str, dict[str, WorkloadInfo]] = {}
+        for info in infos:
+            state = self.cache.cluster_queues.get(info.cluster_queue)
+            if state is None or info.key not in state.workloads:
+                continue
+            saved.setdefault(state.name, dict(state.workloads))
+            self.remove(info)
+            del state.workloads[info.key]
+
+        def revert() -> None:
+            for info in infos:
+                state = self.cache.cluster_queues.get(info.cluster_queue)
+                if state is not None and state.name in saved and info.key in saved[state.name]:
+                    self.add(info)
+            for name, workloads in saved.items():
+                state = self.cache.cluster_queues[name]
+                state.workloads.clear()
+                state.workloads.update(workloads)
+        return revert
+
     # ---- ordering ----------------------------------------------------------------------------------
     def quota_reservation_time(self, info: WorkloadInfo) -> float:
         cond = find_condition(info.obj, names.QUOTA_RESERVED)

@@ -85,6 +85,8 @@ class Scheduler:
         self.cycle_count = 0
         #: Usage added only for the running cycle: (ClusterQueue, usage), undone when it ends.
         self._journal: list[tuple[ClusterQueueState, FRQuantities]] = []
+        #: TAS usage added only for the running cycle: (key, flavors holding it).
+        self._tas_journal: list[tuple[str, list[Any]]] = []
         #: A cycle blocked by waitForPodsReady.blockAdmission: the entries it has yet to process.
         self.blocked: list[Entry] | None = None
 
@@ -133,10 +135,22 @@ class Scheduler:
         for cq, usage in reversed(self._journal):
             remove_usage_map(cq.node, usage)
         self._journal.clear()
+        for key, flavors in reversed(self._tas_journal):
+            for flavor in flavors:
+                flavor.remove_workload(key)
+        self._tas_journal.clear()
 
-    def _reserve_for_cycle(self, cq: ClusterQueueState, usage: FRQuantities) -> None:
-        add_usage_map(cq.node, usage)
-        self._journal.append((cq, usage))
+    def _reserve_for_cycle(self, cq: ClusterQueueState, usage: FRQuantities, entry: Entry) -> None:
+        """``cq.AddUsage``: quota (unless the workload already holds it) and TAS usage (``netUsage``)."""
+        if not has_quota_reservation(entry.info.obj):
+            add_usage_map(cq.node, usage)
+            self._journal.append((cq, usage))
+        tas = self.engine.tas
+        if tas is not None:
+            key = f"cycle:{self.cycle_count}:{entry.info.key}"
+            flavors = tas.reserve(key, entry.info, entry.assignment)
+            if flavors:
+                self._tas_journal.append((key, flavors))
 
     # ---- nominate ----------------------------------------------------------------------------------
     def _nominate(self, heads: list[Head]) -> tuple[list[Entry], list[Entry]]:
@@ -176,7 +190,7 @@ class Scheduler:
         """``getAssignments``: the flavor assignment and, when it needs preemption, the targets."""
         engine = self.engine
         last = info.last_assignment
-        if last is not None and self._outdated(last, cq):
+        if last is not None and self._outdated(last, cq, info.scheduling_hash):
             info.last_assignment = None
         assigner = FlavorAssigner(info, cq, engine.cache.flavors, engine.oracle(cq),
                                   fair_sharing=engine.fair is not None,
@@ -216,11 +230,14 @@ class Scheduler:
                 return assignment, targets
         return None
 
-    def _outdated(self, last: Any, cq: ClusterQueueState) -> bool:
-        """``lastAssignmentOutdated`` with FlavorFungibilityPreserveScanProgress (beta, on)."""
-        if self.engine.settings.gate("FlavorFungibilityPreserveScanProgress") and \
-                self.cycle_count - last.scheduling_cycle <= 1:
-            return False
+    def _outdated(self, last: Any, cq: ClusterQueueState, scheduling_hash: str = "") -> bool:
+        """``lastAssignmentOutdated`` with FlavorFungibilityPreserveScanProgress (beta, on): a changed
+        workload shape (scheduling hash) starts over, an assignment of this or the previous cycle is kept."""
+        if self.engine.settings.gate("FlavorFungibilityPreserveScanProgress"):
+            if last.scheduling_hash and scheduling_hash and last.scheduling_hash != scheduling_hash:
+                return True
+            if self.cycle_count - last.scheduling_cycle <= 1:
+                return False
         return cq.generation > last.cluster_queue_generation
 
     # ---- ordering ----------------------------------------------------------------------------------
@@ -255,7 +272,7 @@ class Scheduler:
             if cq.spec.preemption.reclaim_within_cohort != names.ANY:
                 # reserveCapacityForUnreclaimablePreempt: hold what this ClusterQueue could use so that
                 # lower-priority workloads of another Cohort member do not take it this cycle.
-                self._reserve_for_cycle(cq, self._resources_to_reserve(entry, cq))
+                self._reserve_for_cycle(cq, self._resources_to_reserve(entry, cq), entry)
             return False
         if mode == DEFERRED_FIT:
             entry.inadmissible_msg = ("Workload has overlapping preemption targets with another workload, "
@@ -263,7 +280,7 @@ class Scheduler:
             entry.quota_reserved_reason = names.WAITING_FOR_PREEMPTED_WORKLOADS
             entry.requeue_reason = REASON_PENDING_PREEMPTION
             info.last_assignment = None
-            self._reserve_for_cycle(cq, usage)
+            self._reserve_for_cycle(cq, usage, entry)
             return False
         if any(t.info.key in preempted for t in entry.targets):
             self._skip(entry, "Workload has overlapping preemption targets with another workload")
@@ -277,7 +294,7 @@ class Scheduler:
             preempted[target.info.key] = target.info
         if mode == PREEMPT:
             entry.quota_reserved_reason = names.WAITING_FOR_PREEMPTED_WORKLOADS
-            self._reserve_for_cycle(cq, usage)
+            self._reserve_for_cycle(cq, usage, entry)
             count = engine.issue_preemptions(info, cq, entry.targets)
             info.last_assignment = None
             if count:
@@ -319,17 +336,14 @@ class Scheduler:
         info.last_assignment = None
         info.nomination_mapping = {
             p.name: {r: f.name for r, f in p.flavors.items()} for p in entry.assignment.podsets}
-        removed: list[WorkloadInfo] = []
-        if overlap:
-            removed = list(preempted.values())
-            for victim in removed:
-                engine.preemptor.remove(victim)
+        revert = engine.preemptor.simulate_removal(list(preempted.values())) if overlap else None
         try:
             entry.assignment, entry.targets = self.get_assignments(info, cq)
         finally:
-            for victim in removed:
-                engine.preemptor.add(victim)
+            if revert is not None:
+                revert()
         entry.inadmissible_msg = entry.assignment.message()
+        info.last_assignment = entry.assignment.last_state  # recordAssignment
         if overlap and entry.assignment.representative_mode() == FIT:
             entry.assignment.set_representative_mode(DEFERRED_FIT)
         usage = dict(entry.assignment.usage)

@@ -21,6 +21,7 @@ GATE_DEFAULTS: dict[str, bool] = {
     "PrioritySortingWithinCohort": True,
     "TopologyAwareScheduling": True,
     "TASProfileMixed": True,
+    "TASHandleOverlappingFlavors": True,
     "ReclaimablePods": True,
     "SchedulingEquivalenceHashing": True,
     "FairSharingPreemptWithinNominal": True,

@@ -708,8 +708,7 @@ class NodeW(MetaMixin):
         return super().m_Label(k, v)
 
     def m_StatusAllocatable(self, rl: Any) -> Any:
-        self.obj.setdefault("status", {})["allocatable"] = dict(rl)
-        self.obj["status"].setdefault("capacity", dict(rl))
+        self.obj.setdefault("status", {}).setdefault("allocatable", {}).update(rl)
         return self
 
     def m_StatusConditions(self, *conds: Any) -> Any:

@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from jobsetctl.fakecluster.apiserver import APIServer
+from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType, key_of
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.kube.featuregates import parse_feature_gates
@@ -124,9 +124,10 @@ class Harness:
                 smd["generation"] = generation
             engine.observe(stored)
         else:
-            self.api.create(obj, skip_admission=True)
-            if engine.tas is not None:
-                engine.tas.observe_object(obj)
+            result = self.api.create(obj, skip_admission=True)
+            assert result.ok, result.error_text()
+            if engine.tas is not None and result.obj is not None:
+                list(engine.tas.keys_for(WatchEvent(WatchType.ADDED, key_of(result.obj), result.obj)))
 
     def schedule(self) -> None:
         self.engine.scheduler.schedule()
