@@ -54,3 +54,9 @@ def kueue_run(cluster: FakeCluster) -> KueueRun | None:
         md = obj.get("metadata") or {}
         workloads[f"{md.get('namespace', '')}/{md.get('name', '')}"] = obj
     return KueueRun(engine.finish_history(), workloads)
+
+
+def kueue_busy(cluster: FakeCluster) -> bool:
+    """Whether Kueue has admitted workloads still running (the run is not idle while they do)."""
+    engine = getattr(cluster.components.get("kueue"), "engine", None)
+    return engine is not None and bool(engine.admitted_at)

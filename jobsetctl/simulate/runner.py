@@ -43,7 +43,7 @@ from jobsetctl.simulate.actions import apply_action
 from jobsetctl.simulate.final import final_states
 from jobsetctl.simulate.gates import needed_gates, turned_on
 from jobsetctl.simulate.inputs import Inputs
-from jobsetctl.simulate.kueue import kueue_run, kueue_settings
+from jobsetctl.simulate.kueue import kueue_busy, kueue_run, kueue_settings
 from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
 from jobsetctl.simulate.scenario import Action
@@ -110,6 +110,8 @@ class SimulationResult:
     invariant_checks: int | None = None
     #: What Kueue leaves for the reports (:mod:`jobsetctl.simulate.kueue`), None when Kueue did not run.
     kueue: Any = None
+    #: The number of timeline events at which the run would have stopped (``stopReason: limit``).
+    event_limit: int = limits.MAX_EVENTS
 
     @property
     def rejected(self) -> int:
@@ -165,6 +167,7 @@ class IdleDetector:
     last_progress: float = 0.0
     busy_checked_at: int = -1
     busy: bool = True
+    event_limit: int = limits.MAX_EVENTS
 
     def user_timer_fired(self) -> None:
         """A submission or action happened: that is progress, even if it wrote nothing."""
@@ -172,7 +175,7 @@ class IdleDetector:
         self.last_progress = self.cluster.clock.now
 
     def step(self) -> None:
-        if len(self.cluster.recorder.events) > limits.MAX_EVENTS:
+        if len(self.cluster.recorder.events) > self.event_limit:
             raise EventLimit
         now = self.cluster.clock.now
         if self.ledger.writes != self.last_writes:
@@ -195,6 +198,8 @@ def _something_runs(cluster: FakeCluster) -> bool:
         status = access.status(pod)
         if spec.get("nodeName") and status.get("phase") not in ("Succeeded", "Failed"):
             return True
+    if kueue_busy(cluster):
+        return True
     stored: Iterable[dict[str, Any]] = cluster.api.all_objects()
     return any(access.metadata(obj).get("deletionTimestamp") for obj in stored)
 
@@ -213,6 +218,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     _create_nodes(cluster, ledger, inputs)
     _install_runtimes(cluster, inputs)
     progress = IdleDetector(cluster, ledger)
+    progress.event_limit = limits.event_limit(sum(len(s.records) for s in inputs.submissions))
     rejections: list[Diagnostic] = []
     last_user_time = 0.0
 
@@ -272,6 +278,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
         kueue=kueue_run(cluster),
+        event_limit=progress.event_limit,
     )
 
 

@@ -27,7 +27,23 @@ MAX_INT64 = 2**63 - 1
 def units(resource: str, amount: Any) -> int:
     """One quantity (manifest value or Fraction) in Kueue's integer units for ``resource``, clamped to
     int64 as ``resources.ResourceValue`` (SafeMilliValue/SafeValue) does."""
-    value = to_units(resource, amount)
+    if isinstance(amount, str):
+        memo_key = (resource, amount)
+        hit = _UNITS_MEMO.get(memo_key)
+        if hit is not None:
+            return hit
+        value = _clamp(to_units(resource, amount))
+        if len(_UNITS_MEMO) < 65536:
+            _UNITS_MEMO[memo_key] = value
+        return value
+    return _clamp(to_units(resource, amount))
+
+
+#: Quantity texts repeat endlessly (every admission writes the same few): parse each once.
+_UNITS_MEMO: dict[tuple[str, str], int] = {}
+
+
+def _clamp(value: int) -> int:
     if value > MAX_INT64:
         return MAX_INT64
     if value < -MAX_INT64 - 1:

@@ -68,6 +68,9 @@ class PendingClusterQueue:
     bulk_moved: dict[str, str] = field(default_factory=dict)
     #: The workload whose preemptions are in progress: (key, sticky, generation).
     preemptor: tuple[str, bool, int] | None = None
+    #: Active workloads by scheduling hash (for bulk moves), and each active key's hash.
+    by_hash: dict[str, set[str]] = field(default_factory=dict)
+    hash_of: dict[str, str] = field(default_factory=dict)
 
     def has(self, key: str) -> bool:
         return key in self.active or key in self.inadmissible or key == self.inflight
@@ -108,7 +111,10 @@ class QueueManager:
         return self.seconds_of(info.creation_ts) if info.creation_ts else 0.0
 
     def _sort_key(self, info: WorkloadInfo) -> tuple[int, float, str]:
-        return (-info.priority, self.queue_order_timestamp(info), info.uid)
+        key = info._order_key
+        if key is None:
+            key = info._order_key = (-info.priority, self.queue_order_timestamp(info), info.uid)
+        return key
 
     # ---- queues ------------------------------------------------------------------------------------
     def add_cluster_queue(self, name: str, strategy: str, selector: LabelSelector | None) -> None:
@@ -161,11 +167,20 @@ class QueueManager:
         return f"{namespace}/{name}" in self.local_queues
 
     # ---- heap primitives ---------------------------------------------------------------------------
-    def _push(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
-        entry = (*self._sort_key(info), next(self._seq), info.key)
-        cq.active[info.key] = entry
-        cq.infos[info.key] = info
-        heapq.heappush(cq.heap, entry)
+    def _push(self, cq: PendingClusterQueue, info: WorkloadInfo, *, heapify_later: bool = False) -> None:
+        key = info.key
+        entry = (*self._sort_key(info), next(self._seq), key)
+        if key in cq.active:
+            self._remove_active(cq, key)
+        cq.active[key] = entry
+        cq.infos[key] = info
+        if info.scheduling_hash:
+            cq.hash_of[key] = info.scheduling_hash
+            cq.by_hash.setdefault(info.scheduling_hash, set()).add(key)
+        if heapify_later:
+            cq.heap.append(entry)
+        else:
+            heapq.heappush(cq.heap, entry)
 
     def _push_active_if_not_present(self, cq: PendingClusterQueue, info: WorkloadInfo) -> bool:
         if info.key == cq.inflight or info.key in cq.inadmissible or info.key in cq.active:
@@ -176,6 +191,17 @@ class QueueManager:
     def _remove_active(self, cq: PendingClusterQueue, key: str) -> None:
         if cq.active.pop(key, None) is not None:
             cq.infos.pop(key, None)
+            digest = cq.hash_of.pop(key, None)
+            if digest is not None:
+                members = cq.by_hash.get(digest)
+                if members is not None:
+                    members.discard(key)
+                    if not members:
+                        del cq.by_hash[digest]
+            # The heap drops removed entries lazily; rebuild it when they outnumber the live ones.
+            if len(cq.heap) > 2 * len(cq.active) + 64:
+                cq.heap = list(cq.active.values())
+                heapq.heapify(cq.heap)
 
     def _pop(self, cq: PendingClusterQueue) -> WorkloadInfo | None:
         if cq.preemptor is not None and cq.preemptor[1] and cq.preemptor[0] in cq.active:
@@ -196,12 +222,12 @@ class QueueManager:
         self._remove_active(cq, info.key)
         cq.inadmissible[info.key] = info
 
-    def _move_to_active(self, cq: PendingClusterQueue, key: str) -> bool:
+    def _move_to_active(self, cq: PendingClusterQueue, key: str, *, heapify_later: bool = False) -> bool:
         info = cq.inadmissible.get(key)
         if info is None or key in cq.active:
             return False
         del cq.inadmissible[key]
-        self._push(cq, info)
+        self._push(cq, info, heapify_later=heapify_later)
         return True
 
     def _delete_from_cq(self, cq: PendingClusterQueue, key: str) -> None:
@@ -215,14 +241,16 @@ class QueueManager:
     # ---- workloads ---------------------------------------------------------------------------------
     def backoff_expired(self, info: WorkloadInfo) -> bool:
         """``backoffWaitingTimeExpired``."""
-        requeued = find_condition(info.obj, names.REQUEUED)
-        if requeued is not None and requeued.get("status") == "False":
+        backoff = info._backoff
+        if backoff is None:
+            requeued = find_condition(info.obj, names.REQUEUED)
+            state = (info.obj.get("status") or {}).get("requeueState")
+            requeue_at = state.get("requeueAt") if isinstance(state, dict) else None
+            backoff = info._backoff = (requeued is not None and requeued.get("status") == "False",
+                                       self.seconds_of(str(requeue_at)) if requeue_at else None)
+        if backoff[0]:
             return False
-        state = (info.obj.get("status") or {}).get("requeueState")
-        requeue_at = state.get("requeueAt") if isinstance(state, dict) else None
-        if not requeue_at:
-            return True
-        return self.now() >= self.seconds_of(str(requeue_at))
+        return backoff[1] is None or self.now() >= backoff[1]
 
     def add_or_update_workload(self, info: WorkloadInfo) -> bool:
         """``AddOrUpdateWorkload``: a pending, admissible workload enters (or updates in) its queues.
@@ -361,7 +389,7 @@ class QueueManager:
         if (self.equivalence_hashing and info.scheduling_hash and cq.strategy == names.BEST_EFFORT_FIFO
                 and reason in (REASON_NO_FIT, REASON_PREEMPTION_NO_CANDIDATES)):
             cq.bulk_moved[info.scheduling_hash] = quota_reserved_reason or names.PENDING_EVALUATION
-            for other_key in [k for k, other in cq.infos.items() if other.scheduling_hash == info.scheduling_hash]:
+            for other_key in list(cq.by_hash.get(info.scheduling_hash, ())):
                 self._move_to_inadmissible(cq, cq.infos[other_key])
         return True
 
@@ -393,14 +421,23 @@ class QueueManager:
                 continue
             cq.queue_inadmissible_cycle = cq.pop_cycle
             cq.bulk_moved.clear()
+            if not cq.inadmissible:
+                continue
+            selector = cq.namespace_selector
+            eligible: dict[str, bool] = {}
+            batch = 0
             for key, info in list(cq.inadmissible.items()):
-                labels = self.namespace_labels(info.namespace)
-                if labels is None or cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
+                ok = eligible.get(info.namespace)
+                if ok is None:
+                    labels = self.namespace_labels(info.namespace)
+                    ok = eligible[info.namespace] = labels is not None and selector is not None and selector.matches(labels)
+                if not ok or not self.backoff_expired(info):
                     continue
-                if not self.backoff_expired(info):
-                    continue
-                if self._move_to_active(cq, key):
-                    moved += 1
+                if self._move_to_active(cq, key, heapify_later=True):
+                    batch += 1
+            if batch:
+                heapq.heapify(cq.heap)
+                moved += batch
         if moved:
             self.on_broadcast()
         return moved

@@ -41,7 +41,6 @@ from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment, from_api, to
 from jobsetctl.kueue.engine.tas_placement import Placement
 from jobsetctl.kueue.engine.tas_tree import (
     Domain,
-    DomainState,
     NodeView,
     PodSetRequest,
     Tree,
@@ -80,7 +79,8 @@ class TASFlavor(Placement):
             levels and levels[-1] == names.HOSTNAME_LABEL and manager.engine.settings.gate("TASHandleOverlappingFlavors")) else {}
         #: Per workload key: the (leaf id, requests) it added, to remove exactly that.
         self.workload_usage: dict[str, list[tuple[str, Requests]]] = {}
-        self.states: list[DomainState] = []
+        self.states: Any = []
+        self._placement_cache = {}
 
     # ---- tree and capacity ---------------------------------------------------------------------------
     def current_tree(self) -> Tree:
@@ -137,14 +137,18 @@ class TASFlavor(Placement):
             usage = self.usage.setdefault(leaf_id, {})
             for name, value in requests.items():
                 usage[name] = usage.get(name, 0) + value
+        self.manager.touched(entries)
 
     def remove_workload(self, info: WorkloadInfo | str) -> None:
         key = info if isinstance(info, str) else info.key
         entries = self.workload_usage.pop(key, None)
-        for leaf_id, requests in entries or ():
+        if not entries:
+            return
+        for leaf_id, requests in entries:
             usage = self.usage.setdefault(leaf_id, {})
             for name, value in requests.items():
                 usage[name] = usage.get(name, 0) - value
+        self.manager.touched(entries)
 
     def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:
         """``TASFlavorSnapshot.Fits``: every domain still holds its pods."""
@@ -172,6 +176,12 @@ class TASManager:
         self.flavors: dict[str, TASFlavor] = {}
         #: TAS usage per node shared by the flavors whose lowest topology level is the hostname.
         self.node_usage: dict[str, Requests] = {}
+        #: Leaf ids whose TAS usage changed, in order; placements cache per-leaf counts and recount only
+        #: the leaves logged since (:meth:`Placement._cached_counts`). ``usage_epoch`` moves when
+        #: everything must be recounted (nodes or non-TAS pods changed, the log was trimmed).
+        self.usage_log: list[str] = []
+        self.usage_epoch = 0
+        self.placement_cache_enabled = True
         self._per_pod: dict[tuple[str, str], tuple[Any, Requests]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
@@ -199,8 +209,17 @@ class TASManager:
                     tas.usage = existing.usage
             current[name] = tas
         self.flavors = current
+        self.usage_epoch += 1
         for state in cache.cluster_queues.values():
             self.on_cluster_queue(state)
+
+    def touched(self, entries: Iterable[tuple[str, Any]]) -> None:
+        """TAS usage of these leaves changed (see :attr:`usage_log`)."""
+        log = self.usage_log
+        log.extend(leaf_id for leaf_id, _ in entries)
+        if len(log) > 100_000:
+            log.clear()
+            self.usage_epoch += 1
 
     def on_cluster_queue(self, state: ClusterQueueState) -> None:
         state.tas_flavors = {f: self.flavors[f] for f in state.spec.flavors() if f in self.flavors}
@@ -255,6 +274,7 @@ class TASManager:
                     return
                 self.nodes[name] = view
             self.node_generation += 1
+            self.usage_epoch += 1
             self._sorted_nodes = None
             self.engine.request_requeue(self.engine.cache.cluster_queues.keys())
             return
@@ -268,16 +288,18 @@ class TASManager:
         node_name = spec.get("nodeName")
         terminated = status.get("phase") in ("Succeeded", "Failed")
         live = event.type != WatchType.DELETED and node_name and not terminated and not is_tas_pod(annotations)
+        current = (str(node_name), requests_from_fractions(pod_requests(spec))) if live else None
         previous = self.non_tas_pods.pop(key, None)
         if previous is not None:
             usage = self.non_tas_by_node.setdefault(previous[0], {})
             for res, value in previous[1].items():
                 usage[res] = usage.get(res, 0) - value
-        if live:
-            requests = requests_from_fractions(pod_requests(spec))
-            self.non_tas_pods[key] = (str(node_name), requests)
-            usage = self.non_tas_by_node.setdefault(str(node_name), {})
-            for res, value in requests.items():
+        if previous != current:
+            self.usage_epoch += 1
+        if current is not None:
+            self.non_tas_pods[key] = current
+            usage = self.non_tas_by_node.setdefault(current[0], {})
+            for res, value in current[1].items():
                 usage[res] = usage.get(res, 0) + value
         if event.type != WatchType.DELETED and names.WORKLOAD_ANNOTATION in annotations and is_gated(spec):
             yield ("ungate", namespace, str(annotations[names.WORKLOAD_ANNOTATION]))
@@ -311,6 +333,7 @@ class TASManager:
                 added.append((leaf_id, requests))
             entries.extend(added)
             _apply_usage(flavor.usage, added, 1)
+            self.touched(added)
             if flavor not in used:
                 used.append(flavor)
         return used

@@ -7,6 +7,7 @@ flavor supplies its tree, levels and remaining capacity.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import Toleration, parse_tolerations
@@ -38,9 +39,13 @@ class Placement:
     manager: Any
     tolerations: tuple[Toleration, ...]
     levels: tuple[str, ...]
-    states: list[DomainState]
+    #: Per-domain counts of the placement in progress: a list while phase 1 fills it, then a
+    #: :class:`_StateOverlay` over it.
+    states: Any
     name: str
     topology_name: str
+
+    _placement_cache: dict[Any, _CacheEntry]
 
     def current_tree(self) -> Tree:
         raise NotImplementedError
@@ -118,8 +123,6 @@ class Placement:
         """``findTopologyAssignment``."""
         request = _mapping(workers.podset.get("topologyRequest")) or None
         tree = self.current_tree()
-        self.states = [DomainState() for _ in range(tree.count)]
-        stats = Stats()
         per_pod = dict(workers.per_pod)
         per_pod[PODS] = per_pod.get(PODS, 0) + 1
         leader_pod: Requests | None = None
@@ -171,40 +174,18 @@ class Placement:
         affinity = compile_required_node_affinity({}, spec.get("affinity"))
 
         # phase 1: counts per leaf, then up the tree
-        for leaf in tree.leaf_list:
-            stats.total += 1
-            node = leaf.node
-            if node is not None:
-                blocking = next((t for t in node.taints if t.effect in _SCHEDULING_EFFECTS
-                                 and not any(tol.tolerates(t) for tol in tolerations)), None)
-                if blocking is not None:
-                    text = f"{blocking.key}={blocking.value}:{blocking.effect}" if blocking.value else \
-                        f"{blocking.key}:{blocking.effect}"
-                    stats.taints[text] = stats.taints.get(text, 0) + 1
-                    continue
-                if any(node.labels.get(k) != v for k, v in selector.items()):
-                    stats.node_selector += 1
-                    continue
-                if affinity.terms is not None and not affinity.matches(node.labels, node.name):
-                    stats.affinity += 1
-                    continue
-            remaining = self.remaining(leaf, simulate_empty)
-            extra = assumed.get(leaf.id)
-            if extra:
-                for name, value in extra.items():
-                    remaining[name] = remaining.get(name, 0) - value
-            state = self.states[leaf.idx]
-            state.pod_count, limiting = count_in_with_limiting(per_pod, remaining)
-            if state.pod_count == 0 and limiting:
-                stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
-            state.leader_count = 0
-            if leader_pod is not None and count_in(leader_pod, remaining) > 0:
-                state.leader_count = 1
-                for name, value in leader_pod.items():
-                    remaining[name] = remaining.get(name, 0) - value
-            state.pod_count_with_leader = count_in(per_pod, remaining)
-        for root in tree.roots.values():
-            self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
+        if leader_pod is None and not assumed and self.manager.placement_cache_enabled:
+            stats = self._cached_counts(tree, per_pod, spec, tolerations, selector, affinity, simulate_empty,
+                                        slice_size, slice_idx, size_at_level)
+        else:
+            self.states = [DomainState() for _ in range(tree.count)]
+            stats = Stats()
+            for leaf in tree.leaf_list:
+                self._count_leaf(leaf, stats, tolerations, selector, affinity, per_pod, leader_pod, assumed,
+                                 simulate_empty)
+            for root in tree.roots.values():
+                self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
+            self.states = _StateOverlay(self.states)
 
         # phase 2a: the level and the domains that hold everything
         fit_level, fit, reason = self._find_level(level_idx, workers.count, slice_size, leader_count, required,
@@ -253,20 +234,28 @@ class Placement:
     def _fill(self, domain: Domain, slice_size: int, slice_idx: int, level: int, size_at_level: dict[int, int],
               leader_required: bool) -> None:
         """``fillInCountsHelper``."""
-        state = self.states[domain.idx]
         if not domain.children:
             if level == slice_idx:
+                state = self.states[domain.idx]
                 state.slice_count = state.pod_count // slice_size
                 state.slice_count_with_leader = state.pod_count_with_leader // slice_size
             return
+        for child in domain.children:
+            self._fill(child, slice_size, slice_idx, level + 1, size_at_level, leader_required)
+        self._combine(domain, slice_size, slice_idx, level, size_at_level, leader_required)
+
+    def _combine(self, domain: Domain, slice_size: int, slice_idx: int, level: int, size_at_level: dict[int, int],
+                 leader_required: bool) -> None:
+        """One inner domain of ``fillInCountsHelper``, from its children's counts."""
+        states = self.states
+        state = states[domain.idx]
         children_capacity = slice_capacity = 0
         contributor = False
         min_pod_diff = min_slice_diff = MAX_INT32
         leader_count = 0
         inner = size_at_level.get(level + 1)
         for child in domain.children:
-            self._fill(child, slice_size, slice_idx, level + 1, size_at_level, leader_required)
-            child_state = self.states[child.idx]
+            child_state = states[child.idx]
             pods = child_state.pod_count
             pods_leader = child_state.pod_count_with_leader
             if inner:
@@ -276,9 +265,13 @@ class Placement:
             slice_capacity += child_state.slice_count
             if not leader_required or child_state.leader_count > 0:
                 contributor = True
-                min_pod_diff = min(pods - pods_leader, min_pod_diff)
-                min_slice_diff = min(child_state.slice_count - child_state.slice_count_with_leader, min_slice_diff)
-            leader_count = max(child_state.leader_count, leader_count)
+                if pods - pods_leader < min_pod_diff:
+                    min_pod_diff = pods - pods_leader
+                diff = child_state.slice_count - child_state.slice_count_with_leader
+                if diff < min_slice_diff:
+                    min_slice_diff = diff
+            if child_state.leader_count > leader_count:
+                leader_count = child_state.leader_count
         state.pod_count = children_capacity
         slice_with_leader = 0
         if contributor:
@@ -293,33 +286,152 @@ class Placement:
         state.slice_count = slice_capacity
         state.slice_count_with_leader = slice_with_leader
 
+    def _exclusion(self, leaf: Domain, tolerations: Any, selector: dict[str, str], affinity: Any) -> str | None:
+        """Why a leaf's node cannot take the podset at all (a taint, nodeSelector, affinity), or None."""
+        node = leaf.node
+        if node is None:
+            return None
+        blocking = next((t for t in node.taints if t.effect in _SCHEDULING_EFFECTS
+                         and not any(tol.tolerates(t) for tol in tolerations)), None)
+        if blocking is not None:
+            return "taint:" + (f"{blocking.key}={blocking.value}:{blocking.effect}" if blocking.value else
+                               f"{blocking.key}:{blocking.effect}")
+        if any(node.labels.get(k) != v for k, v in selector.items()):
+            return "selector"
+        if affinity.terms is not None and not affinity.matches(node.labels, node.name):
+            return "affinity"
+        return None
+
+    def _count_leaf(self, leaf: Domain, stats: Stats, tolerations: Any, selector: dict[str, str], affinity: Any,
+                    per_pod: Requests, leader_pod: Requests | None, assumed: dict[str, Requests],
+                    simulate_empty: bool) -> None:
+        stats.total += 1
+        excluded = self._exclusion(leaf, tolerations, selector, affinity)
+        if excluded is not None:
+            _count_exclusion(stats, excluded)
+            return
+        remaining = self.remaining(leaf, simulate_empty)
+        extra = assumed.get(leaf.id)
+        if extra:
+            for name, value in extra.items():
+                remaining[name] = remaining.get(name, 0) - value
+        state = self.states[leaf.idx]
+        state.pod_count, limiting = count_in_with_limiting(per_pod, remaining)
+        if state.pod_count == 0 and limiting:
+            stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
+        state.leader_count = 0
+        if leader_pod is not None and count_in(leader_pod, remaining) > 0:
+            state.leader_count = 1
+            for name, value in leader_pod.items():
+                remaining[name] = remaining.get(name, 0) - value
+            state.pod_count_with_leader = count_in(per_pod, remaining)
+        else:
+            state.pod_count_with_leader = state.pod_count
+
+    def _cached_counts(self, tree: Tree, per_pod: Requests, spec: dict[str, Any], tolerations: Any,
+                       selector: dict[str, str], affinity: Any, simulate_empty: bool, slice_size: int,
+                       slice_idx: int, size_at_level: dict[int, int]) -> Stats:
+        """Phase 1 from a cache kept per podset shape: only the leaves whose usage changed since the last
+        placement of the same shape are counted again, and only their ancestors refilled. Phase 2 works on
+        copies of the states it touches (:class:`_StateOverlay`)."""
+        manager = self.manager
+        key = (tuple(sorted(per_pod.items())), simulate_empty, repr(spec.get("tolerations")),
+               tuple(sorted(selector.items())), repr(spec.get("affinity")), slice_size, slice_idx,
+               tuple(sorted(size_at_level.items())))
+        entry = self._placement_cache.get(key)
+        log = manager.usage_log
+        if entry is None or entry.tree is not tree or entry.epoch != manager.usage_epoch:
+            states = [DomainState() for _ in range(tree.count)]
+            self.states = states
+            stats = Stats()
+            limiting_of: list[str | None] = [None] * len(tree.leaf_list)
+            excluded_of: list[bool] = [False] * len(tree.leaf_list)
+            for leaf in tree.leaf_list:
+                stats.total += 1
+                excluded = self._exclusion(leaf, tolerations, selector, affinity)
+                if excluded is not None:
+                    _count_exclusion(stats, excluded)
+                    excluded_of[leaf.leaf_idx] = True
+                    continue
+                limiting_of[leaf.leaf_idx] = self._count_cached_leaf(leaf, states, stats, per_pod, simulate_empty)
+            for root in tree.roots.values():
+                self._fill(root, slice_size, slice_idx, 0, size_at_level, False)
+            entry = _CacheEntry(tree, manager.usage_epoch, len(log), states, stats, limiting_of, excluded_of)
+            if len(self._placement_cache) > 64:
+                self._placement_cache.clear()
+            self._placement_cache[key] = entry
+        elif entry.log_pos < len(log):
+            states = entry.states
+            self.states = states
+            stats = entry.stats
+            dirty = set(log[entry.log_pos:])
+            entry.log_pos = len(log)
+            by_level: dict[int, set[Domain]] = {}
+            for leaf_id in dirty:
+                changed = tree.leaves.get(leaf_id)
+                if changed is None or entry.excluded[changed.leaf_idx]:
+                    continue
+                previous = entry.limiting[changed.leaf_idx]
+                if previous is not None:
+                    stats.resources[previous] -= 1
+                    if not stats.resources[previous]:
+                        del stats.resources[previous]
+                entry.limiting[changed.leaf_idx] = self._count_cached_leaf(changed, states, stats, per_pod, simulate_empty)
+                level = len(changed.values) - 1
+                if level == slice_idx:
+                    state = states[changed.idx]
+                    state.slice_count = state.pod_count // slice_size
+                    state.slice_count_with_leader = state.pod_count_with_leader // slice_size
+                parent = changed.parent
+                while parent is not None:
+                    by_level.setdefault(len(parent.values) - 1, set()).add(parent)
+                    parent = parent.parent
+            for level in sorted(by_level, reverse=True):
+                for domain in by_level[level]:
+                    self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
+        self.states = _StateOverlay(entry.states)
+        return Stats(entry.stats.total, entry.stats.node_selector, entry.stats.affinity, entry.stats.topology_domain,
+                     dict(entry.stats.taints), dict(entry.stats.resources))
+
+    def _count_cached_leaf(self, leaf: Domain, states: list[DomainState], stats: Stats, per_pod: Requests,
+                           simulate_empty: bool) -> str | None:
+        remaining = self.remaining(leaf, simulate_empty)
+        state = states[leaf.idx]
+        count, limiting = count_in_with_limiting(per_pod, remaining)
+        state.pod_count = state.pod_count_with_leader = count
+        state.leader_count = 0
+        if count == 0 and limiting:
+            stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
+            return limiting
+        return None
+
     def _least_free(self, unconstrained: bool) -> bool:
         return unconstrained and self.manager.engine.settings.gate("TASProfileMixed")
 
     def _sorted(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         """``sortedDomains``: BestFit slices desc, LeastFreeCapacity slices asc; then pods asc; values."""
-        states = self.states
+        peek = self.states.peek
         ascending = self._least_free(unconstrained)
-        return sorted(domains, key=lambda d: (states[d.idx].slice_count if ascending else -states[d.idx].slice_count,
-                                              states[d.idx].pod_count, self._value_key(d)))
+        return sorted(domains, key=lambda d: (peek(d.idx).slice_count if ascending else -peek(d.idx).slice_count,
+                                              peek(d.idx).pod_count, self._value_key(d)))
 
     def _sorted_with_leader(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
-        states = self.states
+        peek = self.states.peek
         ascending = self._least_free(unconstrained)
         return sorted(domains, key=lambda d: (
-            -states[d.idx].leader_count,
-            states[d.idx].slice_count_with_leader if ascending else -states[d.idx].slice_count_with_leader,
-            states[d.idx].pod_count_with_leader, self._value_key(d)))
+            -peek(d.idx).leader_count,
+            peek(d.idx).slice_count_with_leader if ascending else -peek(d.idx).slice_count_with_leader,
+            peek(d.idx).pod_count_with_leader, self._value_key(d)))
 
     def _value_key(self, domain: Domain) -> Any:
         return domain.values
 
     def _best_fit(self, domains: list[Domain], needed: int, leader_count: int, slices: bool) -> Domain:
         """``findBestFitDomainBy``: the first domain with the smallest count that is enough."""
-        states = self.states
+        peek = self.states.peek
 
         def count_of(d: Domain) -> int:
-            state = states[d.idx]
+            state = peek(d.idx)
             if slices:
                 return state.slice_count_with_leader if leader_count > 0 else state.slice_count
             return state.pod_count_with_leader if leader_count > 0 else state.pod_count
@@ -327,7 +439,7 @@ class Placement:
         best_count = MAX_INT32
         found = False
         for domain in domains:
-            if states[domain.idx].leader_count < leader_count:
+            if peek(domain.idx).leader_count < leader_count:
                 continue
             count = count_of(domain)
             if needed <= count < best_count:
@@ -338,7 +450,7 @@ class Placement:
                     unconstrained: bool, layers: list[tuple[str, int]], stats: Stats) -> tuple[int, list[Domain], str]:
         """``findLevelWithFitDomains``."""
         tree = self.current_tree()
-        states = self.states
+        peek = self.states.peek
         domains = list(tree.per_level[level_idx].values())
         if not domains:
             return 0, [], f"no topology domains at level: {self.levels[level_idx]}"
@@ -352,11 +464,11 @@ class Placement:
                 return self._multi_layer_message(level_idx, count, layers, stats)
             return self._not_fit_message(fit_count, total, slice_size, stats)
 
-        if best_fit and states[top.idx].slice_count_with_leader >= slice_count and states[top.idx].leader_count >= leader_count:
+        if best_fit and peek(top.idx).slice_count_with_leader >= slice_count and peek(top.idx).leader_count >= leader_count:
             top = self._best_fit(ordered, slice_count, leader_count, True)
         if not best_fit:
             for candidate in ordered:
-                state = states[candidate.idx]
+                state = peek(candidate.idx)
                 capacity = state.slice_count
                 if leader_count > 0:
                     if state.leader_count < leader_count:
@@ -365,10 +477,10 @@ class Placement:
                 if capacity >= slice_count:
                     return level_idx, [candidate], ""
             if required:
-                return 0, [], not_fit(states[ordered[-1].idx].pod_count, slice_count)
-        if states[top.idx].slice_count_with_leader < slice_count or states[top.idx].leader_count < leader_count:
+                return 0, [], not_fit(peek(ordered[-1].idx).pod_count, slice_count)
+        if peek(top.idx).slice_count_with_leader < slice_count or peek(top.idx).leader_count < leader_count:
             if required:
-                return 0, [], not_fit(states[top.idx].slice_count, slice_count)
+                return 0, [], not_fit(peek(top.idx).slice_count, slice_count)
             if level_idx > 0 and not unconstrained:
                 return self._find_level(level_idx - 1, count, slice_size, leader_count, required, unconstrained,
                                         layers, stats)
@@ -377,13 +489,13 @@ class Placement:
             remaining_leaders = leader_count
             ordered = self._prioritize_leader(ordered, count, leader_count, slice_size, True)
             idx = 0
-            while remaining_leaders > 0 and idx < len(ordered) and states[ordered[idx].idx].leader_count > 0:
+            while remaining_leaders > 0 and idx < len(ordered) and peek(ordered[idx].idx).leader_count > 0:
                 domain = ordered[idx]
-                if best_fit and states[domain.idx].slice_count_with_leader >= remaining:
+                if best_fit and peek(domain.idx).slice_count_with_leader >= remaining:
                     domain = self._best_fit(ordered[idx:], remaining, remaining_leaders, True)
                 results.append(domain)
-                remaining_leaders -= states[domain.idx].leader_count
-                remaining -= states[domain.idx].slice_count_with_leader
+                remaining_leaders -= peek(domain.idx).leader_count
+                remaining -= peek(domain.idx).slice_count_with_leader
                 idx += 1
             if remaining_leaders > 0:
                 return 0, [], not_fit(leader_count - remaining_leaders, slice_count)
@@ -391,10 +503,10 @@ class Placement:
             i = 0
             while remaining > 0 and i < len(rest):
                 domain = rest[i]
-                if best_fit and states[domain.idx].slice_count >= remaining:
+                if best_fit and peek(domain.idx).slice_count >= remaining:
                     domain = self._best_fit(rest[i:], remaining, 0, True)
                 results.append(domain)
-                remaining -= states[domain.idx].slice_count
+                remaining -= peek(domain.idx).slice_count
                 i += 1
             if remaining > 0:
                 return 0, [], not_fit(slice_count - remaining, slice_count)
@@ -406,11 +518,11 @@ class Placement:
         """``prioritizeLeaderDomain``."""
         if leader_count == 0 or len(domains) < 2:
             return domains
-        states = self.states
+        peek = self.states.peek
         required = count // slice_size if slices else count
-        available = sum(states[d.idx].slice_count if slices else states[d.idx].pod_count for d in domains)
+        available = sum(peek(d.idx).slice_count if slices else peek(d.idx).pod_count for d in domains)
         for i, domain in enumerate(domains):
-            state = states[domain.idx]
+            state = peek(domain.idx)
             if state.leader_count < leader_count:
                 continue
             penalty = (state.slice_count - state.slice_count_with_leader) if slices else \
@@ -511,9 +623,10 @@ class Placement:
     def _multi_layer_message(self, level_idx: int, count: int, layers: list[tuple[str, int]], stats: Stats) -> str:
         text = f'topology "{self.topology_name}" doesn\'t allow to fit'
         tree = self.current_tree()
+        peek = self.states.peek
         best: Domain | None = None
         for domain in tree.per_level[level_idx].values():
-            state, best_state = self.states[domain.idx], (self.states[best.idx] if best else None)
+            state, best_state = peek(domain.idx), (peek(best.idx) if best else None)
             if best is None or state.slice_count > best_state.slice_count or (  # type: ignore[union-attr]
                     state.slice_count == best_state.slice_count and domain.id < best.id):  # type: ignore[union-attr]
                 best = domain
@@ -530,8 +643,53 @@ class Placement:
 
     def _slices_in(self, domain: Domain, level: int, target: int, size: int) -> int:
         if level == target:
-            return self.states[domain.idx].pod_count // size
+            return self.states.peek(domain.idx).pod_count // size
         return sum(self._slices_in(child, level + 1, target, size) for child in domain.children)
 
 
 # ---- the manager: caches and the flavor-assigner side ----------------------------------------------------
+
+
+def _count_exclusion(stats: Stats, excluded: str) -> None:
+    if excluded.startswith("taint:"):
+        text = excluded[6:]
+        stats.taints[text] = stats.taints.get(text, 0) + 1
+    elif excluded == "selector":
+        stats.node_selector += 1
+    else:
+        stats.affinity += 1
+
+
+@dataclass(slots=True)
+class _CacheEntry:
+    tree: Tree
+    epoch: int
+    log_pos: int
+    states: list[DomainState]
+    stats: Stats
+    limiting: list[str | None]
+    excluded: list[bool]
+
+
+class _StateOverlay:
+    """The cached states, copied on first access: phase 2 of a placement rewrites the counts of the
+    domains it walks, and the cache must not see that."""
+
+    __slots__ = ("base", "copies")
+
+    def __init__(self, base: list[DomainState]) -> None:
+        self.base = base
+        self.copies: dict[int, DomainState] = {}
+
+    def peek(self, idx: int) -> DomainState:
+        """The state to read (the copy if phase 2 already wrote it, else the cached one)."""
+        state = self.copies.get(idx)
+        return state if state is not None else self.base[idx]
+
+    def __getitem__(self, idx: int) -> DomainState:
+        state = self.copies.get(idx)
+        if state is None:
+            b = self.base[idx]
+            state = self.copies[idx] = DomainState(b.pod_count, b.slice_count, b.pod_count_with_leader,
+                                                   b.slice_count_with_leader, b.leader_count)
+        return state

@@ -145,19 +145,31 @@ def is_active(obj: Object) -> bool:
 
 
 def workload_status(obj: Object) -> str:
-    """``workload.Status``."""
-    if is_finished(obj):
+    """``workload.Status`` (one pass over the conditions)."""
+    status = obj.get("status")
+    finished = admitted = reserved = False
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict) and cond.get("status") == "True":
+                kind = cond.get("type")
+                if kind == names.FINISHED:
+                    finished = True
+                elif kind == names.ADMITTED:
+                    admitted = True
+                elif kind == names.QUOTA_RESERVED:
+                    reserved = True
+    if finished:
         return STATUS_FINISHED
-    if is_admitted(obj):
+    if admitted:
         return STATUS_ADMITTED
-    if has_quota_reservation(obj):
+    if reserved:
         return STATUS_QUOTA_RESERVED
     return STATUS_PENDING
 
 
 def is_admissible(obj: Object) -> bool:
     """``workload.IsAdmissible`` (no admission gates or on-hold workloads here)."""
-    return not is_finished(obj) and is_active(obj) and not has_quota_reservation(obj)
+    return is_active(obj) and workload_status(obj) == STATUS_PENDING
 
 
 def admission(obj: Object) -> dict[str, Any] | None:
@@ -288,6 +300,8 @@ class WorkloadInfo:
     """``workload.Info``: built once per version of the Workload object the engine sees."""
 
     __slots__ = (
+        "_backoff",
+        "_order_key",
         "_per_pod_memo",
         "_usage",
         "cluster_queue",
@@ -337,6 +351,9 @@ class WorkloadInfo:
         self.podsets = _total_requests(obj, adm, self._per_pod_memo)
         self.scheduling_hash = ""
         self.resource_errors: list[str] | None = None
+        #: Queue ordering key and backoff state, computed once per version by the queue manager.
+        self._order_key: tuple[int, float, str] | None = None
+        self._backoff: tuple[bool, float | None] | None = None
         self.queue_signature = (
             self.generation, self.priority, self.queue_name, spec.get("active"),
             tuple((p.name, p.count) for p in self.podsets),
