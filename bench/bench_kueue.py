@@ -218,10 +218,10 @@ def figures(result: Any, scenario_obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure(name: str, profiler: cProfile.Profile | None = None, scale: float = 1.0) -> dict[str, Any]:
+    import yaml
+
     from jobsetctl.simulate.inputs import load_inputs
     from jobsetctl.simulate.runner import SimulateOptions, plan, run_plan
-
-    import yaml
 
     scenario_obj = scenario(name, scale)
     directory = Path(tempfile.mkdtemp(prefix=f"bench-kueue-{name}-"))

@@ -9,7 +9,7 @@ it looks at rather than to the size of the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ class ClusterQueueState:
     inactive: tuple[str, str] | None = None
     #: TAS flavor caches of the flavors this ClusterQueue uses (filled by :mod:`.tas`).
     tas_flavors: dict[str, Any] = field(default_factory=dict)
+    #: Whether its Cohort chain has a cycle (kept by :meth:`Cache._refresh_activeness`).
+    in_cycle: bool = False
 
     @property
     def name(self) -> str:
@@ -125,7 +127,8 @@ class Cache:
         state.generation += 1
         self._set_cq_parent(state.node, spec.cohort)
         self._update_roots(old_root, state.node.root())
-        self._refresh_activeness()
+        # A ClusterQueue's change affects only its own activeness (cycles are made by Cohorts).
+        self._refresh_activeness([state])
         return state
 
     def delete_cluster_queue(self, name: str) -> None:
@@ -226,10 +229,11 @@ class Cache:
             update_tree(root)
 
     def cluster_queue_in_cycle(self, state: ClusterQueueState) -> bool:
-        return state.node.parent is not None and self._has_cycle(state.node.parent)
+        return state.in_cycle
 
-    def _refresh_activeness(self) -> None:
-        for state in self.cluster_queues.values():
+    def _refresh_activeness(self, states: Iterable[ClusterQueueState] | None = None) -> None:
+        for state in (self.cluster_queues.values() if states is None else states):
+            state.in_cycle = state.node.parent is not None and self._has_cycle(state.node.parent)
             before = state.inactive
             state.inactive = self._inactive_reason(state)
             if before != state.inactive:

@@ -125,7 +125,7 @@ class Engine:
             self.queues.add_cluster_queue(state.name, state.spec.queueing_strategy, state.spec.namespace_selector)
             if self.tas is not None:
                 self.tas.on_cluster_queue(state)
-        self.request_requeue(self.cache.cluster_queues.keys())
+        self.request_requeue([name])
         self.kick()
 
     def on_cohort(self, obj: Object | None, name: str) -> None:
@@ -133,7 +133,7 @@ class Engine:
             self.cache.delete_cohort(name)
         else:
             self.cache.add_or_update_cohort(obj)
-        self.request_requeue(self.cache.cluster_queues.keys())
+        self.request_requeue_all()
         self.kick()
 
     def on_flavor(self, obj: Object | None, name: str) -> None:
@@ -143,7 +143,7 @@ class Engine:
             self.cache.add_or_update_flavor(obj)
         if self.tas is not None:
             self.tas.on_flavors_changed()
-        self.request_requeue(self.cache.cluster_queues.keys())
+        self.request_requeue_all()
         self.kick()
 
     def on_topology(self, obj: Object | None, name: str) -> None:
@@ -153,7 +153,7 @@ class Engine:
             self.cache.add_or_update_topology(name, topology_levels(obj))
         if self.tas is not None:
             self.tas.on_flavors_changed()
-        self.request_requeue(self.cache.cluster_queues.keys())
+        self.request_requeue_all()
         self.kick()
 
     def on_admission_check(self, obj: Object | None, name: str) -> None:
@@ -161,7 +161,7 @@ class Engine:
             self.cache.delete_admission_check(name)
         else:
             self.cache.add_or_update_admission_check(obj)
-        self.request_requeue(self.cache.cluster_queues.keys())
+        self.request_requeue_all()
         self.kick()
 
     def on_local_queue(self, obj: Object | None, key: str) -> None:
@@ -184,7 +184,7 @@ class Engine:
         else:
             labels = (obj.get("metadata") or {}).get("labels")
             self.namespaces[name] = dict(labels) if isinstance(labels, dict) else {}
-        self.request_requeue(self.cache.cluster_queues.keys())
+        self.request_requeue_all()
 
     # ---- workload events (workload_controller.go Create/Update/Delete) -------------------------------
     def observe(self, obj: Object) -> WorkloadInfo:
@@ -282,11 +282,21 @@ class Engine:
                 self._requeue_due[target] = due
                 self.clock.call_at(due, self._requeue_fire, target)
 
+    def request_requeue_all(self) -> None:
+        """:meth:`request_requeue` for every ClusterQueue (a flavor, check or namespace changed), as one
+        timer: configuration changes come in bursts (a thousand namespaces at start-up)."""
+        if "all" in self._requeue_due:
+            return
+        self._requeue_due["all"] = self.clock.now + REQUEUE_BATCH_PERIOD
+        self.clock.call_at(self.clock.now + REQUEUE_BATCH_PERIOD, self._requeue_fire, "all")
+
     def _requeue_fire(self, target: str) -> None:
         if self._requeue_due.pop(target, None) is None:
             return
         kind, _, name = target.partition(":")
-        if kind == "cq":
+        if kind == "all":
+            names_ = [n for n, state in self.cache.cluster_queues.items() if not state.in_cycle]
+        elif kind == "cq":
             names_ = [name]
         else:
             root = self.cache.cohorts.get(name)

@@ -151,7 +151,13 @@ class Preemptor:
         cond = find_condition(info.obj, names.QUOTA_RESERVED)
         if cond is None or cond.get("status") != "True":
             return self.now()
-        return self.seconds_of(str(cond.get("lastTransitionTime", "")))
+        text = str(cond.get("lastTransitionTime", ""))
+        cached = info._reserved_at
+        if cached is not None and cached[0] == text:
+            return cached[1]
+        value = self.seconds_of(text)
+        info._reserved_at = (text, value)
+        return value
 
     def candidates_key(self, preemptor_cq: str) -> Callable[[WorkloadInfo], tuple[Any, ...]]:
         """``CandidatesOrdering`` as a sort key."""

@@ -401,8 +401,12 @@ class QueueManager:
         return cq.bulk_moved.get(cq.inadmissible[info.key].scheduling_hash)
 
     def clear_preemptor(self, key: str) -> None:
-        for cq in self.cluster_queues.values():
-            if cq.preemptor is not None and cq.preemptor[0] == key:
+        lq_key = self.assigned.get(key)
+        candidates = [self.cluster_queues.get(self.local_queues.get(lq_key, ""))] if lq_key is not None else []
+        if not candidates or candidates[0] is None:
+            candidates = list(self.cluster_queues.values())
+        for cq in candidates:
+            if cq is not None and cq.preemptor is not None and cq.preemptor[0] == key:
                 cq.preemptor = None
 
     # ---- inadmissible requeue ----------------------------------------------------------------------

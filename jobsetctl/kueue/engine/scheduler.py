@@ -87,6 +87,8 @@ class Scheduler:
         self._journal: list[tuple[ClusterQueueState, FRQuantities]] = []
         #: TAS usage added only for the running cycle: (key, flavors holding it).
         self._tas_journal: list[tuple[str, list[Any]]] = []
+        #: The cycle's preempted workloads' usage per Cohort root and ClusterQueue node.
+        self._victim_usage: dict[Any, dict[Any, FRQuantities]] = {}
         #: A cycle blocked by waitForPodsReady.blockAdmission: the entries it has yet to process.
         self.blocked: list[Entry] | None = None
 
@@ -112,6 +114,7 @@ class Scheduler:
     def _process_entries(self, entries: list[Entry], inadmissible: list[Entry], result: CycleResult,
                          resumed: bool = False) -> None:
         preempted: dict[str, WorkloadInfo] = {}
+        self._victim_usage = {}
         try:
             for index, entry in enumerate(entries):
                 blocked = self._process(entry, preempted, result)
@@ -291,6 +294,8 @@ class Scheduler:
             entry.quota_reserved_reason = names.WAITING_FOR_QUOTA
             return False
         for target in entry.targets:
+            if target.info.key not in preempted:
+                self._note_victim(target.info)
             preempted[target.info.key] = target.info
         if mode == PREEMPT:
             entry.quota_reserved_reason = names.WAITING_FOR_PREEMPTED_WORKLOADS
@@ -336,7 +341,15 @@ class Scheduler:
         info.last_assignment = None
         info.nomination_mapping = {
             p.name: {r: f.name for r, f in p.flavors.items()} for p in entry.assignment.podsets}
-        revert = engine.preemptor.simulate_removal(list(preempted.values())) if overlap else None
+        revert = None
+        if overlap:
+            victims = list(preempted.values())
+            if not cq.tas_flavors:
+                # Quota only: the victims of other Cohort trees change nothing for this one.
+                root = cq.node.root()
+                states = engine.cache.cluster_queues
+                victims = [v for v in victims if (s := states.get(v.cluster_queue)) is not None and s.node.root() is root]
+            revert = engine.preemptor.simulate_removal(victims)
         try:
             entry.assignment, entry.targets = self.get_assignments(info, cq)
         finally:
@@ -351,10 +364,21 @@ class Scheduler:
         info.nomination_mapping = None
         return usage, check == FITS_OK
 
+    def _note_victim(self, info: WorkloadInfo) -> None:
+        """Add a preempted workload's usage to the cycle's totals per ClusterQueue (for :meth:`_fits`)."""
+        state = self.engine.cache.cluster_queues.get(info.cluster_queue)
+        if state is None:
+            return
+        totals = self._victim_usage.setdefault(state.node.root(), {}).setdefault(state.node, {})
+        for fr, value in info.usage().items():
+            totals[fr] = totals.get(fr, 0) + value
+
     def _fits(self, cq: ClusterQueueState, entry: Entry, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
               targets: list[Target]) -> int:
         """``fits``: with the usage of all preemption targets so far removed."""
         engine = self.engine
+        if not cq.tas_flavors:
+            return self._quota_fits(cq, usage, preempted, targets)
         victims = dict(preempted)
         for target in targets:
             victims[target.info.key] = target.info
@@ -371,6 +395,31 @@ class Scheduler:
         finally:
             for victim in victims.values():
                 engine.preemptor.add(victim)
+
+    def _quota_fits(self, cq: ClusterQueueState, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
+                    targets: list[Target]) -> int:
+        """The quota half of ``fits`` without touching the tree: the victims' usage is removed on paper.
+
+        Removals from one node compose (removing a then b passes ``min(a + b, stored)`` up, as removing
+        a + b at once), so the cycle's victims are kept as totals per ClusterQueue (:meth:`_note_victim`)
+        and each entry costs one pass over the ClusterQueues that lost workloads in its Cohort tree."""
+        root = cq.node.root()
+        totals: dict[Any, FRQuantities] = {node: dict(values) for node, values in
+                                           self._victim_usage.get(root, {}).items()}
+        cache = self.engine.cache
+        for target in targets:
+            if target.info.key in preempted:
+                continue
+            state = cache.cluster_queues.get(target.info.cluster_queue)
+            if state is None or state.node.root() is not root:
+                continue
+            values = totals.setdefault(state.node, {})
+            for fr, value in target.info.usage().items():
+                values[fr] = values.get(fr, 0) + value
+        for fr, value in usage.items():
+            if _virtual_available(cq.node, fr, totals) < value:
+                return FITS_NO_QUOTA
+        return FITS_OK
 
     def _resources_to_reserve(self, entry: Entry, cq: ClusterQueueState) -> FRQuantities:
         """``quotaResourcesToReserve`` for a Preempt entry without candidates."""
@@ -451,3 +500,57 @@ def _reduce(info: WorkloadInfo, fits: Any) -> Any:
     if last_good is not None and lo == last_good:
         return last_result
     return None
+
+
+def _virtual_available(node: Any, fr: Any, removed_at: dict[Any, FRQuantities]) -> int:
+    """``ClusterQueueSnapshot.Available`` as if ``removed_at[cq][fr]`` were removed from each ClusterQueue
+    (bubbling up as :func:`~jobsetctl.kueue.engine.quota.remove_usage` would)."""
+    removed: dict[Any, int] = {}
+    pending: dict[Any, int] = {}
+    for cq_node, values in removed_at.items():
+        value = values.get(fr, 0)
+        if value:
+            pending[cq_node] = pending.get(cq_node, 0) + value
+    # bottom-up: a node passes min(removed, what it stored in its parent) up
+    depth: dict[Any, int] = {}
+
+    def depth_of(n: Any) -> int:
+        d = depth.get(n)
+        if d is None:
+            d = depth[n] = _depth(n)
+        return d
+    while pending:
+        deepest = max(pending, key=depth_of)
+        value = pending.pop(deepest)
+        removed[deepest] = removed.get(deepest, 0) + value
+        parent = deepest.parent
+        if parent is None:
+            continue
+        stored = deepest.usage.get(fr, 0) - deepest.local_quota(fr)
+        if stored > 0:
+            pending[parent] = pending.get(parent, 0) + min(removed[deepest], stored)
+
+    def usage_of(n: Any) -> int:
+        return n.usage.get(fr, 0) - removed.get(n, 0)
+
+    def avail(n: Any) -> int:
+        usage = usage_of(n)
+        if n.parent is None:
+            return n.subtree_quota.get(fr, 0) - usage
+        parent_available = avail(n.parent)
+        quota = n.quotas.get(fr)
+        lq = n.local_quota(fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            stored_in_parent = n.subtree_quota.get(fr, 0) - lq
+            used_in_parent = max(0, usage - lq)
+            parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
+        return max(0, lq - usage) + parent_available
+    return max(0, avail(node))
+
+
+def _depth(node: Any) -> int:
+    depth = 0
+    while node.parent is not None:
+        depth += 1
+        node = node.parent
+    return depth

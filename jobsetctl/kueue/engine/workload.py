@@ -303,6 +303,7 @@ class WorkloadInfo:
         "_backoff",
         "_order_key",
         "_per_pod_memo",
+        "_reserved_at",
         "_usage",
         "cluster_queue",
         "creation_ts",
@@ -354,6 +355,7 @@ class WorkloadInfo:
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
         self._order_key: tuple[int, float, str] | None = None
         self._backoff: tuple[bool, float | None] | None = None
+        self._reserved_at: tuple[str, float] | None = None
         self.queue_signature = (
             self.generation, self.priority, self.queue_name, spec.get("active"),
             tuple((p.name, p.count) for p in self.podsets),
