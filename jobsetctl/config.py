@@ -9,6 +9,7 @@ the command line win; ``ignore`` lists are merged. Example::
     strict: true
     ignore: [jobset-kueue-depends-on]
     runtimes: [platform/runtimes/]
+    context: [platform/, clusters/prod/priorityclasses.yaml]   # resolved against, never reported
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from jobsetctl.status import UsageError
 
 CONFIG_NAME = ".jobsetctl.yaml"
-_KEYS = {"kubernetesVersion", "featureGates", "strict", "ignore", "runtimes", "crds"}
+_KEYS = {"kubernetesVersion", "featureGates", "strict", "ignore", "runtimes", "crds", "context"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     runtimes: tuple[str, ...] = ()
     crds: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
     #: ``file:line:column`` of each key, for errors found once the command line is merged in.
     positions: dict[str, str] = field(default_factory=dict)
 
@@ -135,5 +137,6 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
         ignore=strings("ignore"),
         runtimes=paths("runtimes"),
         crds=paths("crds"),
+        context=paths("context"),
         positions={key: where(key) for key in data},
     )

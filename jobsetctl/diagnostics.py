@@ -99,6 +99,9 @@ class Finding:
     at: Path = ()
     severity: Severity | None = None
     hint: str | None = None
+    #: ``(group, kind, name)`` of the object whose absence is the whole finding (a reference that does not
+    #: resolve). ``validate`` treats a cluster-scoped one as possibly in the cluster (:mod:`jobsetctl.context`).
+    unresolved: tuple[str, str, str] | None = None
 
     @property
     def effective_severity(self) -> Severity:
@@ -119,6 +122,9 @@ class Diagnostic:
     path: str = ""
     object: ObjectRef | None = None
     hint: str | None = None
+    #: Where in its document the finding points (List prefix included): what ``jobsetctl fix`` edits. Not
+    #: part of the reported output.
+    at: Path = ()
 
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
         return (self.file, self.line, self.column, self.severity.rank, self.rule, self.message)
@@ -147,6 +153,8 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files: int = 0
     objects: int = 0
+    #: Warnings about the run rather than a file (``no manifests found under DIR``): stderr, not the report.
+    notes: list[str] = field(default_factory=list)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for d in self.diagnostics if d.severity is severity)

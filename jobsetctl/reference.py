@@ -39,6 +39,8 @@ from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.kinds.interface import AdmissionContext, ClusterView
 from jobsetctl.kube.field import Path, go_quote, path_string
 from jobsetctl.kube.podspec import priority_class_name, scheduling_group_name, workload_reference
+from jobsetctl.kube.priority import GROUP as PRIORITY_GROUP
+from jobsetctl.kube.priority import KIND as PRIORITY_KIND
 from jobsetctl.kube.priority import already_default_message, resolve_priority
 from jobsetctl.loader.objects import ObjectRecord
 from jobsetctl.rules.registry import define
@@ -249,7 +251,8 @@ def _pod_priority_classes(run: _Run, uses: list[PodTemplateUse]) -> None:
         resolution = resolve_priority(name, run.cluster)
         if resolution.error is not None:
             at = (*use.at, "priorityClassName")
-            run.emit(use.record, PRIORITY_CLASS.finding(resolution.error, path=path_string(at), at=at))
+            run.emit(use.record, PRIORITY_CLASS.finding(resolution.error, path=path_string(at), at=at,
+                                                        unresolved=(PRIORITY_GROUP, PRIORITY_KIND, name)))
 
 
 def _groups_v1alpha1(run: _Run, uses: list[PodTemplateUse]) -> None:

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.admission.chain import AdmissionResult, admit, admit_in_cluster
+from jobsetctl.context import ClusterIndex, ContextFiles, repository_manifests, soften_unresolved
 from jobsetctl.diagnostics import Diagnostic, Finding, Report, Severity
 from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
+from jobsetctl.kueue.config import SHIPPED, KueueConfiguration
 from jobsetctl.loader.objects import ObjectRecord, load_file
 from jobsetctl.loader.sources import Source, discover
 from jobsetctl.loader.yamlload import Document
@@ -55,6 +57,17 @@ class ValidateOptions:
     old: str | None = None
     #: Worker processes for phase A: 0 = one per core when the input is large, 1 = never.
     jobs: int = 0
+    #: Kueue's configuration (``--kueue-config``): Kueue's webhooks and checks run with it. The default is
+    #: the configuration Kueue's release manifests ship; None models a cluster without Kueue.
+    kueue: KueueConfiguration | None = SHIPPED
+    #: Files and directories whose objects references resolve against, never reported (jobsetctl.context).
+    context: Sequence[str] = ()
+    #: Run as the pre-commit hook: Helm templates are passed over with a note, and without ``context`` the
+    #: repository's manifests are the context.
+    pre_commit: bool = False
+    #: The inputs go to a cluster jobsetctl cannot see (the validate command): a missing cluster-scoped object
+    #: a reference names may be there, a warning unless ``strict``. render's fake cluster holds nothing else.
+    unseen_cluster: bool = False
 
     @property
     def effective_gates(self) -> FeatureGates:
@@ -96,13 +109,14 @@ def check(options: ValidateOptions) -> Outcome:
     """Validate the inputs and return the report with the admitted objects."""
     if not options.paths:
         raise UsageError("no input: give files, directories, or - for standard input")
-    ctx = AdmissionContext(options.version, options.effective_gates)
+    ctx = AdmissionContext(options.version, options.effective_gates, kueue=options.kueue)
     _load_crds(options.crds)
     sources, source_problems = discover(list(options.paths))
     diagnostics: list[Diagnostic] = []
     for problem in source_problems:
         rule = get(problem.code) or core.UNREADABLE
-        diagnostics.append(Diagnostic(problem.name, 1, 1, rule.severity, rule.layer, rule.id, problem.message))
+        if not _ignored_rule(rule.id, options.ignore):
+            diagnostics.append(Diagnostic(problem.name, 1, 1, rule.severity, rule.layer, rule.id, problem.message))
 
     old_objects = _load_old(options.old, ctx) if options.old else {}
     checked: list[Checked] = []
@@ -110,8 +124,8 @@ def check(options: ValidateOptions) -> Outcome:
         diagnostics.extend(result.diagnostics)
         checked.extend(result.checked)
 
-    context = _context_index(checked, options, ctx)
-    cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context)
+    context = _context_index(checked, options, ctx, sources)
+    cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context, kueue=options.kueue)
     late: list[tuple[ObjectRecord, Finding]] = []
     for item in checked:
         old = old_objects.get(_namespaced_key(item.record.obj, ctx)) if old_objects else None
@@ -133,23 +147,34 @@ def check(options: ValidateOptions) -> Outcome:
     late.extend(_duplicates(checked, ctx, old_objects, positions))
     for record, finding in late:
         if not _ignored(record.obj, finding, options.ignore):
+            finding = soften_unresolved(finding, context, unseen_cluster=options.unseen_cluster, strict=options.strict)
             diagnostics.append(positions.diagnostic(record, finding))
 
     diagnostics.sort(key=Diagnostic.sort_key)
-    report = Report(diagnostics, files=len(sources), objects=len(checked))
+    notes = _empty_directories(options.paths, checked, diagnostics)
+    report = Report(diagnostics, files=len(sources), objects=len(checked), notes=notes)
     return Outcome(report, checked, context)
 
 
 def check_file(
-    source: Source, ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], ignore: frozenset[str]
+    source: Source, ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], options: ValidateOptions
 ) -> FileResult:
     """Phase A for one file: load, split into objects, admit each without a cluster view."""
     from jobsetctl.lint import run_local_lints
 
-    loaded = load_file(source)
-    diagnostics = list(loaded.diagnostics)
+    ignore = options.ignore
+    loaded = load_file(source, strict=options.strict, skip_templates=options.pre_commit and not options.strict)
+    # --ignore and the configuration's ignore list hold for the input layer too (there is no object to
+    # carry the annotation).
+    diagnostics = [d for d in loaded.diagnostics if not _ignored_rule(d.rule, ignore)]
     checked: list[Checked] = []
     for record in loaded.records:
+        if record.obj.get("kind") == "Scenario":
+            scenario = _scenario(record, ctx, ignore)
+            if scenario is not None:
+                diagnostics.extend(scenario.diagnostics)
+                checked.extend(scenario.checked)
+                continue
         result = _admit_record(record, ctx, old_objects)
         findings: Iterable[Finding] = result.findings
         linted = False
@@ -165,6 +190,59 @@ def check_file(
     return FileResult(diagnostics, checked)
 
 
+def _scenario(record: ObjectRecord, ctx: AdmissionContext, ignore: frozenset[str]) -> FileResult | None:
+    """A Scenario is jobsetctl's own kind (``simulate`` reads it): checked by its own parser, and the objects it
+    submits inline admitted as ``simulate`` admits them (:func:`_scenario_context`). None when the document is
+    no Scenario. Its files are checked when given to validate themselves (or by simulate)."""
+    from jobsetctl.simulate.scenario import is_scenario, parse_scenario
+
+    if not is_scenario(record.obj):
+        return None
+    scenario, found = parse_scenario(record)
+    diagnostics = [d for d in found if not _ignored_rule(d.rule, ignore)]
+    inline = [r for submission in scenario.submissions for r in submission.records] if scenario is not None else []
+    inline_ctx = _scenario_context(scenario, inline, ctx) if inline else None
+    for item in inline:
+        if inline_ctx is None:
+            break
+        for finding in admit(item.obj, inline_ctx).findings:
+            if not _ignored(item.obj, finding, ignore):
+                diagnostics.append(item.diagnostic(finding))
+    return FileResult(diagnostics, [Checked(record, AdmissionResult(None, [], None, typed=False))])
+
+
+def _scenario_context(scenario: Any, inline: list[ObjectRecord], ctx: AdmissionContext) -> AdmissionContext | None:
+    """The release and gates simulate runs a Scenario's objects with: its ``kubernetesVersion`` (validate
+    cannot tell a default ``--kubernetes-version`` from one given; the Scenario's wins here), its
+    ``featureGates`` under the command line's, and the gates the objects use turned on. None when the
+    Scenario names a release or gate that does not exist: simulate refuses it as a usage error."""
+    from jobsetctl.kube.versions import KubeVersion
+    from jobsetctl.simulate.gates import needed_gates, turned_on
+
+    try:
+        version = KubeVersion.parse(scenario.kubernetes_version) if scenario.kubernetes_version else ctx.version
+        spec: dict[str, object] = {**scenario.feature_gates, **ctx.gates.explicit}
+        gates, _ = turned_on(parse_feature_gates(spec, version), needed_gates([r.obj for r in inline], version))
+    except UsageError:
+        return None
+    return AdmissionContext(version, gates)
+
+
+def _empty_directories(paths: Sequence[str], checked: list[Checked], diagnostics: list[Diagnostic]) -> list[str]:
+    """``no manifests found under DIR`` for each directory argument none of whose files held an object or a
+    problem (a typo'd directory, or one of Helm templates and other files passed over)."""
+    notes: list[str] = []
+    files = {c.record.file for c in checked}
+    files.update(d.file for d in diagnostics if d.severity is not Severity.INFO)
+    for raw in paths:
+        if raw == "-" or not os.path.isdir(raw):
+            continue
+        prefix = os.path.join(raw, "")
+        if not any(name.startswith(prefix) for name in files):
+            notes.append(f"no manifests found under {raw}")
+    return notes
+
+
 def _phase_a(
     sources: list[Source], ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], options: ValidateOptions
 ) -> Iterator[FileResult]:
@@ -175,11 +253,11 @@ def _phase_a(
     )
     if not use_workers:
         for source in sources:
-            yield check_file(source, ctx, old_objects, options.ignore)
+            yield check_file(source, ctx, old_objects, options)
         return
     # fork: workers inherit imported modules, compiled schemas and --crd registrations for free.
     global _WORKER_STATE
-    _WORKER_STATE = (ctx, old_objects, options.ignore)
+    _WORKER_STATE = (ctx, old_objects, options)
     chunk = max(1, min(32, len(sources) // (jobs * 8)))
     try:
         with _worker_pool(jobs) as pool:
@@ -211,7 +289,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-_WORKER_STATE: tuple[AdmissionContext, dict[ObjectKey, dict[str, Any]], frozenset[str]] | None = None
+_WORKER_STATE: tuple[AdmissionContext, dict[ObjectKey, dict[str, Any]], ValidateOptions] | None = None
 
 # What a worker sends back per object: file, document index, prefix, the object as written, the object as
 # admission left it (or None) and whether it was well-typed. Node trees and handlers stay behind.
@@ -220,8 +298,8 @@ _Detached = tuple[str, int, tuple[str | int, ...], dict[str, Any], dict[str, Any
 
 def _worker_check(source: Source) -> tuple[list[Diagnostic], list[_Detached]]:
     assert _WORKER_STATE is not None
-    ctx, old_objects, ignore = _WORKER_STATE
-    result = check_file(source, ctx, old_objects, ignore)
+    ctx, old_objects, options = _WORKER_STATE
+    result = check_file(source, ctx, old_objects, options)
     detached = [
         (c.record.file, c.record.document.index, c.record.prefix, c.record.obj, c.result.obj, c.result.typed,
          c.linted_locally)
@@ -290,7 +368,7 @@ def _load_old(path: str, ctx: AdmissionContext) -> dict[ObjectKey, dict[str, Any
         raise UsageError(f"--old: {problems[0].message}")
     objects: dict[ObjectKey, dict[str, Any]] = {}
     for source in sources:
-        loaded = load_file(source)
+        loaded = load_file(source, strict=True)  # it must hold objects: no file is passed over here
         errors = [d for d in loaded.diagnostics if d.severity is Severity.ERROR]
         if errors:
             first = errors[0]
@@ -308,16 +386,21 @@ def _load_crds(paths: Sequence[str]) -> None:
     register_crd_files(list(paths))
 
 
-def _context_index(checked: list[Checked], options: ValidateOptions, ctx: AdmissionContext) -> ObjectIndex:
-    """What lookups see: the inputs as admission left them, ``--runtimes`` files, then the built-in catalog."""
-    index = ObjectIndex()
+def _context_index(
+    checked: list[Checked], options: ValidateOptions, ctx: AdmissionContext, sources: list[Source]
+) -> ObjectIndex:
+    """What lookups see: the inputs as admission left them, ``--runtimes`` files, the context (files read as
+    lookups need them), then the built-in catalog (:class:`jobsetctl.context.ClusterIndex`)."""
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
+    context = list(options.context)
+    if not context and options.pre_commit:
+        context = repository_manifests()
+    files = ContextFiles.discover(context, sources, ctx, explicit=bool(options.context)) if context else None
+    index = ClusterIndex(files, ObjectIndex(builtin_runtimes()))
     for item in checked:
         index.add(item.result.obj if item.result.obj is not None else item.record.obj)
     for obj in _runtime_files(options.runtimes, ctx):
-        index.add_missing(obj)
-    from jobsetctl.trainer.catalog import builtin_runtimes
-
-    for obj in builtin_runtimes():
         index.add_missing(obj)
     return index
 
@@ -329,7 +412,7 @@ def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[dict
     if problems:
         raise UsageError(f"--runtimes: {problems[0].message}")
     for source in sources:
-        loaded = load_file(source)
+        loaded = load_file(source, strict=True)  # it must hold objects: no file is passed over here
         # A runtimes file that cannot be read was passed over in silence: its TrainJobs then reported a
         # runtime "not found" that is right there. Like --old, it is a usage error with its position.
         errors = [d for d in loaded.diagnostics if d.severity is Severity.ERROR]
@@ -347,6 +430,9 @@ def _cross_object(checked: list[Checked], ctx: AdmissionContext) -> Iterable[tup
 
     admitted = [(c.record, c.result.obj) for c in checked if c.result.obj is not None and c.result.typed]
     yield from check_references(admitted, ctx)
+    from jobsetctl.kueue.references import check_kueue_references
+
+    yield from check_kueue_references(admitted, ctx)
     yield from run_lints([
         (c.record, c.result.obj, c.linted_locally) for c in checked if c.result.obj is not None and c.result.typed
     ], ctx)
@@ -369,8 +455,12 @@ def _duplicates(
     yield from check_duplicates(inputs, ctx.default_namespace, positions.where)
 
 
+def _ignored_rule(rule_id: str, ignore: frozenset[str]) -> bool:
+    return rule_id in ignore or "all" in ignore
+
+
 def _ignored(obj: dict[str, Any], finding: Finding, ignore: frozenset[str]) -> bool:
-    if finding.rule.id in ignore or "all" in ignore:
+    if _ignored_rule(finding.rule.id, ignore):
         return True
     meta = obj.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None

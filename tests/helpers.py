@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,27 @@ from jobsetctl.validate import ValidateOptions, check
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-UPSTREAM = SHARED / "upstream"
 SAMPLES = REPO / "samples"
+#: Where ``scripts/fetch-upstream`` puts the upstream data by default (git-ignored).
+FETCHED_UPSTREAM = REPO / ".upstream"
 
-#: Conformance tests read upstream data from ../shared and skip cleanly when it is absent.
-requires_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is absent")
+
+def _upstream() -> Path:
+    """The upstream conformance data: ``$JOBSETCTL_UPSTREAM``, else ``../shared/upstream`` (the team's checkout),
+    else ``.upstream`` (``scripts/fetch-upstream``). The data is never copied into the repository."""
+    configured = os.environ.get("JOBSETCTL_UPSTREAM")
+    if configured:
+        return Path(configured).resolve()
+    shared = SHARED / "upstream"
+    return shared if shared.is_dir() or not FETCHED_UPSTREAM.is_dir() else FETCHED_UPSTREAM
+
+
+UPSTREAM = _upstream()
+#: The reason of every skip for want of the data; tests/conftest.py counts the skips that give it.
+UPSTREAM_ABSENT = "upstream conformance data absent"
+
+#: Conformance tests read the upstream data and skip cleanly when it is absent.
+requires_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"{UPSTREAM_ABSENT} ({UPSTREAM})")
 
 
 def dedent(text: str) -> str:

@@ -55,6 +55,10 @@ GatesOption = Annotated[
     str | None,
     typer.Option("--feature-gates", help="Kubernetes, JobSet and Trainer gates, e.g. InPlaceRestart=true,RestartJob=true."),
 ]
+KueueConfigOption = Annotated[
+    str | None,
+    typer.Option("--kueue-config", help="Kueue's Configuration file (config.kueue.x-k8s.io/v1beta2): its feature gates and options (default: the configuration Kueue ships)."),
+]
 #: render and simulate; None: jobsetctl.simulate.limits.MAX_OBJECTS (not imported here: --version stays light).
 MaxObjectsOption = Annotated[
     int | None,
@@ -75,6 +79,9 @@ def validate(
     old: Annotated[str | None, typer.Option("--old", help="The objects as stored: validate the inputs as an update of these.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=0, help="Worker processes (default: one per core for large inputs; env JOBSETCTL_JOBS).")] = None,
+    context: Annotated[list[str] | None, typer.Option("--context", help="Files or directories whose objects references resolve against (a PriorityClass, a runtime in an unchanged file); never reported.")] = None,
+    pre_commit: Annotated[bool, typer.Option("--pre-commit", help="Run as the pre-commit hook: Helm templates are passed over, and without --context every manifest git tracks is the context.")] = False,
+    kueue_config: KueueConfigOption = None,
 ) -> int:
     """Check manifests with the whole admission chain, offline: schema, defaults, CEL, webhooks,
     references across files, and lints."""
@@ -83,9 +90,12 @@ def validate(
     from jobsetctl.validate import run
 
     options = validate_options(
-        paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs
+        paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs,
+        context=context or [], pre_commit=pre_commit, unseen_cluster=True, kueue_config=kueue_config,
     )
     report = run(options)
+    for note in report.notes:
+        sys.stderr.write(f"jobsetctl: warning: {note}\n")
     chosen = output.value if output else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     reporter = REPORTERS[chosen](color=chosen == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     sys.stdout.write(reporter.render(report))
@@ -166,4 +176,4 @@ def _silence_stdout() -> None:
 
 
 # Commands defined in their own modules register on `app` when imported.
-from jobsetctl.cli import render_cmd, simulate_cmd  # noqa: E402, F401
+from jobsetctl.cli import fix_cmd, render_cmd, simulate_cmd  # noqa: E402, F401

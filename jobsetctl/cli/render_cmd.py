@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, MaxObjectsOption, app
+from jobsetctl.cli.app import GatesOption, KubeVersionOption, KueueConfigOption, MaxObjectsOption, app
 from jobsetctl.status import ExitStatus
 
 
@@ -42,6 +42,7 @@ def render(
     runtimes: Annotated[list[str] | None, typer.Option("--runtimes", help="Files or directories with (Cluster)TrainingRuntimes to resolve runtimeRef against.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
     max_objects: MaxObjectsOption = None,
+    kueue_config: KueueConfigOption = None,
 ) -> int:
     """Print everything the Trainer, JobSet and Job controllers would create for the manifests, offline
     and deterministic: inputs as admission leaves them, then created objects in creation order."""
@@ -52,7 +53,7 @@ def render(
 
     options = RenderOptions(
         validate=validate_options(paths or [], kubernetes_version, feature_gates, None, None, runtimes or [], [], None,
-                                  config),
+                                  config, kueue_config=kueue_config),
         output=output.value,
         output_dir=output_dir,
         pods=pods,

@@ -12,7 +12,8 @@ def render_rules(fmt: str) -> str:
     if fmt == "json":
         return json.dumps(
             [
-                {"id": r.id, "severity": str(r.severity), "layer": str(r.layer), "summary": r.summary, "spec": r.spec}
+                {"id": r.id, "severity": str(r.severity), "layer": str(r.layer), "summary": r.summary, "spec": r.spec,
+                 "fix": r.fix}
                 for r in rules
             ],
             indent=2,
@@ -21,4 +22,6 @@ def render_rules(fmt: str) -> str:
     lines = [f"{'RULE':<{width}}  {'SEVERITY':<8}  {'LAYER':<9}  DESCRIPTION"]
     for r in rules:
         lines.append(f"{r.id:<{width}}  {r.severity!s:<8}  {r.layer!s:<9}  {r.summary}")
+        if r.fix:
+            lines.append(f"{'':<{width}}  {'':<8}  {'':<9}  fix: {r.fix}")
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, MaxObjectsOption, app
+from jobsetctl.cli.app import GatesOption, KubeVersionOption, KueueConfigOption, MaxObjectsOption, app
 from jobsetctl.status import ExitStatus, UsageError
 
 
@@ -47,6 +47,7 @@ def simulate(
     kubernetes_version: KubeVersionOption = None,
     feature_gates: GatesOption = None,
     max_objects: MaxObjectsOption = None,
+    kueue_config: KueueConfigOption = None,
 ) -> int:
     """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
     failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
@@ -59,6 +60,7 @@ def simulate(
     options = SimulateOptions(
         paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
         kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
+        kueue_config=kueue_config,
     )
     outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout, sys.stderr)
     if outcome.report is not None:

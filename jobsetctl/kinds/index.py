@@ -14,6 +14,8 @@ CLUSTER_SCOPED = frozenset({
     ("", "Node"), ("", "Namespace"), ("", "PersistentVolume"), ("scheduling.k8s.io", "PriorityClass"),
     ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("storage.k8s.io", "StorageClass"), ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "Cohort"), ("kueue.x-k8s.io", "WorkloadPriorityClass"), ("kueue.x-k8s.io", "Topology"),
+    ("kueue.x-k8s.io", "AdmissionCheck"),
 })
 
 

@@ -25,6 +25,7 @@ from jobsetctl.diagnostics import Finding
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object
 from jobsetctl.kube import field as kfield
 from jobsetctl.kube.field import Path
+from jobsetctl.kube.priority import KIND as PRIORITY_CLASS
 from jobsetctl.kube.priority import resolve_priority
 from jobsetctl.kube.scheduling_checks import (
     CPG,
@@ -114,7 +115,7 @@ class _SchedulingHandler(KindHandler):
                 here = (*path, "priorityClassName")
                 yield self.rules.priority.finding(
                     f'{self.resource}.{GROUP} "{_name(obj)}" is forbidden: {resolution.error}',
-                    path=kfield.path_string(here), at=here,
+                    path=kfield.path_string(here), at=here, unresolved=(GROUP, PRIORITY_CLASS, name),
                 )
 
 

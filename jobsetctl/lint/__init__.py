@@ -42,6 +42,9 @@ from jobsetctl.lint import (
     jobset_startup_in_order,
     jobset_success_all_zero_replicas,
     jobset_success_any_depends_on,
+    kueue_exceeds_max_quota,
+    kueue_resource_not_covered,
+    kueue_topology_unfit,
     podgroup_scheduler_name_mismatch,
     runtime_gang_both_schedulers,
     runtime_mpi_implementation_empty,
@@ -85,6 +88,9 @@ LINTS: dict[str, ModuleType] = {
         trainjob_master_address_unresolvable,
         trainjob_initializer_not_applied,
         trainjob_trainer_not_applied,
+        kueue_resource_not_covered,
+        kueue_exceeds_max_quota,
+        kueue_topology_unfit,
     )
 }
 

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobsetctl.diagnostics import Diagnostic, Finding, ObjectRef
+from jobsetctl.diagnostics import Diagnostic, Finding, ObjectRef, Severity
 from jobsetctl.kube.field import Path
+from jobsetctl.loader.helm import MESSAGE, helm_position, template_action_position
 from jobsetctl.loader.sources import Source, read_text
 from jobsetctl.loader.yamlload import Document, LoadProblem, load_documents
 from jobsetctl.rules import core, get
@@ -43,7 +44,7 @@ class ObjectRecord:
             hint = self.scalar_hint(finding.at)
         return Diagnostic(
             self.file, line, column, finding.effective_severity, finding.rule.layer, finding.rule.id,
-            finding.message, finding.path, self.ref, hint,
+            finding.message, finding.path, self.ref, hint, self.prefix + finding.at,
         )
 
     def scalar_hint(self, at: Path) -> str | None:
@@ -69,8 +70,14 @@ def _problem_diagnostic(file: str, problem: LoadProblem) -> Diagnostic:
     return Diagnostic(file, problem.line + 1, problem.column + 1, rule.severity, rule.layer, rule.id, problem.message)
 
 
-def load_file(source: Source) -> LoadedFile:
-    """Read, parse and split one file into object records, with diagnostics for what cannot be used."""
+def load_file(source: Source, *, strict: bool = False, skip_templates: bool = False) -> LoadedFile:
+    """Read, parse and split one file into object records, with diagnostics for what cannot be used.
+
+    Two kinds of file are no manifests and get one diagnostic instead of a list of errors: a Helm template
+    (``helm-template``: an error, a note with ``skip_templates``) and, unless ``strict``, a file that parses
+    but holds no Kubernetes object at all (``not-a-manifest``, a note): a GitHub workflow, ``package.json``,
+    Helm values. pre-commit hands such files to the hook along with the manifests (issue #10).
+    """
     loaded = LoadedFile(source)
     text, problem, (line, column) = read_text(source)
     if problem is not None:
@@ -80,7 +87,14 @@ def load_file(source: Source) -> LoadedFile:
         )
         return loaded
     assert text is not None
+    template_at = helm_position(source.path, text)
+    if template_at is not None:
+        return _template(loaded, template_at, skip_templates)
     documents, stream_problems = load_documents(text, source.name)
+    if stream_problems:
+        template_at = template_action_position(text)
+        if template_at is not None:
+            return _template(loaded, template_at, skip_templates)
     if not stream_problems and all(d.value is None for d in documents):
         # Comments only, or only `---` (empty documents, which kubectl skips): say that nothing was
         # checked in this file, rather than nothing.
@@ -88,6 +102,14 @@ def load_file(source: Source) -> LoadedFile:
             source.name, 1, 1, core.EMPTY_FILE.severity, core.EMPTY_FILE.layer, core.EMPTY_FILE.id,
             "file holds no YAML documents" if not documents else "file holds only empty YAML documents",
         ))
+    elif not strict and not stream_problems and not any(_could_be_manifest(d.value) for d in documents):
+        loaded.documents = len(documents)
+        line, column = next(d for d in documents if d.value is not None).position(())
+        loaded.diagnostics.append(Diagnostic(
+            source.name, line, column, core.NOT_A_MANIFEST.severity, core.NOT_A_MANIFEST.layer, core.NOT_A_MANIFEST.id,
+            "no Kubernetes object in this file; passed over",
+        ))
+        return loaded
     for document in documents:
         loaded.documents += 1
         for issue in document.problems:
@@ -96,6 +118,33 @@ def load_file(source: Source) -> LoadedFile:
     for issue in stream_problems:
         loaded.diagnostics.append(_problem_diagnostic(source.name, issue))
     return loaded
+
+
+def _template(loaded: LoadedFile, at: tuple[int, int], skip: bool) -> LoadedFile:
+    rule = core.HELM_TEMPLATE
+    severity = Severity.INFO if skip else rule.severity
+    message = f"{MESSAGE}; skipped" if skip else MESSAGE
+    loaded.diagnostics.append(Diagnostic(loaded.source.name, at[0] + 1, at[1] + 1, severity, rule.layer, rule.id, message))
+    return loaded
+
+
+def _could_be_manifest(value: Any) -> bool:
+    """Whether a document is, or tries to be, a Kubernetes object: a mapping with a kind, metadata or a
+    ``group/version`` apiVersion, a list of objects (a common slip, which not-an-object explains), or a lone
+    scalar. Mappings and lists of other data (a workflow, package.json, an Ansible playbook, a Helm
+    ``Chart.yaml`` with its ``apiVersion: v2``) are someone else's files."""
+    if value is None:
+        return False
+    if isinstance(value, dict):
+        return _object_like(value)
+    if isinstance(value, list):
+        return any(isinstance(item, dict) and _object_like(item) for item in value)
+    return True
+
+
+def _object_like(value: dict[str, Any]) -> bool:
+    api_version = value.get("apiVersion")
+    return "kind" in value or "metadata" in value or (isinstance(api_version, str) and "/" in api_version)
 
 
 def _records(document: Document, diagnostics: list[Diagnostic]) -> Iterator[ObjectRecord]:

@@ -58,10 +58,20 @@ SCHEDULING = "scheduling.k8s.io"
 #: The API group of jobsetctl's own documents (Scenario), which no cluster serves.
 JOBSETCTL_GROUP = "jobsetctl.dev"
 TRAINER = "trainer.kubeflow.org"
+KUEUE = "kueue.x-k8s.io"
 #: What is submitted first, in this order (:func:`submission_order`); everything else follows in input order.
 DEPENDENCY_ORDER: tuple[tuple[str, str], ...] = (
     ("", "Namespace"),
     (SCHEDULING, "PriorityClass"),
+    # Kueue's objects before the jobs: its webhooks default a job's LocalQueue and WorkloadPriorityClass
+    # from them, and its reconciler reads priorities when it builds a Workload.
+    (KUEUE, "ResourceFlavor"),
+    (KUEUE, "Topology"),
+    (KUEUE, "AdmissionCheck"),
+    (KUEUE, "Cohort"),
+    (KUEUE, "ClusterQueue"),
+    (KUEUE, "LocalQueue"),
+    (KUEUE, "WorkloadPriorityClass"),
     (TRAINER, "ClusterTrainingRuntime"),
     (TRAINER, "TrainingRuntime"),
     (SCHEDULING, "Workload"),
@@ -240,8 +250,9 @@ def _validate_generated(vopts: ValidateOptions, gates: FeatureGates, submitted: 
 
 
 def submission_order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Inputs in dependency order: Namespaces, PriorityClasses, runtimes, Workloads, CompositePodGroups
-    (parents first), PodGroups, then everything else in input order.
+    """Inputs in dependency order: Namespaces, PriorityClasses, Kueue's objects (flavors, topologies, checks,
+    cohorts, queues, WorkloadPriorityClasses), runtimes, Workloads, CompositePodGroups (parents first),
+    PodGroups, then everything else in input order.
 
     Why: the Priority admission plugin resolves ``priorityClassName`` of pods and pod groups at create
     time; the TrainJob webhook and controller resolve ``runtimeRef``; pod groups point at their Workload
@@ -274,7 +285,7 @@ def _composite_depth(obj: dict[str, Any], objects: list[dict[str, Any]]) -> int:
 
 def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordered: list[dict[str, Any]],
          vopts: ValidateOptions) -> Rendered:
-    cluster = FakeCluster(ClusterOptions(vopts.version, gates, seed=options.seed, simulate=False,
+    cluster = FakeCluster(ClusterOptions(vopts.version, gates, seed=options.seed, simulate=False, kueue=vopts.kueue,
                                          create_pods=options.pods or options.all_stages))
     capture = Capture(cluster.api)
     budget = limits.ObjectBudget(cluster.clock, options.max_objects)

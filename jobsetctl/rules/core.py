@@ -20,6 +20,16 @@ YAML_DEPTH = define("yaml-depth", Layer.INPUT, E, "A document is nested deeper t
 NOT_AN_OBJECT = define("not-an-object", Layer.INPUT, E, "A document is not a mapping (an object).")
 MISSING_TYPE = define("missing-api-version-or-kind", Layer.INPUT, E, "A document has no apiVersion or no kind.")
 EMPTY_FILE = define("empty-file", Layer.INPUT, N, "A file holds no documents.")
+NOT_A_MANIFEST = define(
+    "not-a-manifest", Layer.INPUT, N,
+    "A file holds no Kubernetes object (a GitHub workflow, package.json, Helm values); passed over.",
+    doc="With --strict its documents are errors (missing-api-version-or-kind, not-an-object) instead.",
+)
+HELM_TEMPLATE = define(
+    "helm-template", Layer.INPUT, E,
+    "A file is a Helm chart template, not YAML: render it first (helm template ... | jobsetctl validate -).",
+    doc="The pre-commit hook (--pre-commit) passes templates over with a note, unless --strict.",
+)
 UNKNOWN_KIND = define(
     "unknown-kind", Layer.INPUT, N, "A kind jobsetctl does not check; it is passed over.",
 )

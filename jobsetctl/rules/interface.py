@@ -24,6 +24,14 @@ class Rule:
     spec: str = ""
     doc: str = ""
 
+    @property
+    def fix(self) -> str | None:
+        """What ``jobsetctl fix`` does about this rule's findings, or None when it has no fix. Fixes are
+        declared next to their code, keyed by rule id (:mod:`jobsetctl.fix.registry`)."""
+        from jobsetctl.fix.registry import fix_summary
+
+        return fix_summary(self.id)
+
     def finding(
         self,
         message: str,
@@ -32,12 +40,14 @@ class Rule:
         at: Path | None = None,
         hint: str | None = None,
         severity: Severity | None = None,
+        unresolved: tuple[str, str, str] | None = None,
     ) -> Finding:
-        """Build a finding. ``at`` defaults to ``path`` parsed, ``path`` to ``at`` rendered."""
+        """Build a finding. ``at`` defaults to ``path`` parsed, ``path`` to ``at`` rendered. ``unresolved``
+        names the object (group, kind, name) a reference finding did not find."""
         from jobsetctl.kube.field import path_string
 
         if at is None:
             at = parse_path(path) if path else ()
         if path is None:
             path = path_string(at)
-        return Finding(self, message, path, at, severity, hint)
+        return Finding(self, message, path, at, severity, hint, unresolved)

@@ -30,6 +30,10 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.jobset.podwebhook",
     "jobsetctl.fakecluster.podadmission",
     "jobsetctl.simulate.scenario",
+    "jobsetctl.kueue.job_rules",
+    "jobsetctl.kueue.webhooks",
+    "jobsetctl.kueue.webhook_workload",
+    "jobsetctl.kueue.references",
 )
 
 

@@ -1,8 +1,8 @@
 """Kueue in ``simulate``: when it runs, and what the run leaves for the reports.
 
-Kueue runs when the inputs hold a ClusterQueue or the Scenario has ``spec.kueue`` (issue 14). Its
-settings come from the Scenario's ``spec.kueue`` (Kueue's Configuration, and how each simulated
-admission check answers).
+Kueue runs when the inputs hold a ClusterQueue or the Scenario has ``spec.kueue`` (issue 14,
+:func:`jobsetctl.simulate.runner.kueue_for`). The engine's settings come from Kueue's Configuration and the
+Scenario's ``spec.kueue.admissionChecks`` (how each simulated admission check answers).
 """
 
 from __future__ import annotations
@@ -11,28 +11,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine.names import GROUP
-from jobsetctl.kueue.engine.settings import EngineSettings, from_configuration
+from jobsetctl.kueue.engine.settings import EngineSettings, from_kueue_configuration
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.cluster import FakeCluster
+    from jobsetctl.kueue.config import KueueConfiguration
     from jobsetctl.kueue.engine.history import History
     from jobsetctl.simulate.inputs import Inputs
 
 
-def _group(obj: dict[str, Any]) -> str:
-    api_version = obj.get("apiVersion")
-    return api_version.partition("/")[0] if isinstance(api_version, str) else ""
-
-
-def kueue_settings(inputs: Inputs) -> EngineSettings | None:
-    """Kueue's settings when it runs in this simulation, else None."""
+def kueue_settings(config: KueueConfiguration, inputs: Inputs) -> EngineSettings:
+    """The engine's settings: Kueue's Configuration (the plan decided that Kueue runs and which
+    Configuration: :func:`jobsetctl.simulate.runner.kueue_for`) and the Scenario's check behaviours."""
     scenario = inputs.scenario
-    spec = scenario.kueue if scenario is not None else None
-    has_queue = any(r.obj.get("kind") == "ClusterQueue" and _group(r.obj) == GROUP for r in inputs.all_records())
-    if spec is None and not has_queue:
-        return None
-    spec = spec or {}
-    return from_configuration(spec.get("configuration"), spec.get("admissionChecks"))
+    checks = scenario.kueue_admission_checks if scenario is not None else []
+    return from_kueue_configuration(config, checks)
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.diagnostics import Diagnostic
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
@@ -48,6 +48,9 @@ from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
 from jobsetctl.simulate.scenario import Action
 from jobsetctl.status import UsageError
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 #: Virtual seconds without any write after which retries alone do not keep a run going.
 QUIET_WINDOW = 3600.0
@@ -72,6 +75,8 @@ class SimulateOptions:
     feature_gates: str | None = None
     #: ``--max-objects``: the guard of :mod:`jobsetctl.simulate.limits`.
     max_objects: int = limits.MAX_OBJECTS
+    #: ``--kueue-config``: Kueue's Configuration file (a Scenario's ``spec.kueue.configuration`` wins).
+    kueue_config: str | None = None
 
 
 @dataclass(slots=True)
@@ -85,6 +90,9 @@ class Plan:
     enabled_gates: list[str]
     until: float | None
     max_objects: int = limits.MAX_OBJECTS
+    #: Kueue's configuration when Kueue runs (the inputs hold a ClusterQueue, or the Scenario has
+    #: ``spec.kueue``), else None: :func:`kueue_for`.
+    kueue: KueueConfiguration | None = None
 
 
 @dataclass(slots=True)
@@ -144,7 +152,24 @@ def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
     objects = [record.obj for record in inputs.all_records()]
     gates, enabled = turned_on(explicit, needed_gates(objects, version))
     until = options.until if options.until is not None else (scenario.until if scenario else None)
-    return Plan(inputs, version, gates, enabled, until, options.max_objects)
+    return Plan(inputs, version, gates, enabled, until, options.max_objects, kueue_for(inputs, options, objects))
+
+
+def kueue_for(inputs: Inputs, options: SimulateOptions, objects: list[dict[str, Any]]) -> KueueConfiguration | None:
+    """Kueue runs when the Scenario has ``spec.kueue`` or the inputs hold a ClusterQueue; its configuration is
+    the Scenario's ``spec.kueue.configuration``, else ``--kueue-config``, else the one Kueue ships."""
+    from jobsetctl.kueue.config import SHIPPED, load_kueue_config
+
+    scenario = inputs.scenario
+    wanted = (scenario is not None and scenario.kueue is not None) or any(
+        obj.get("kind") == "ClusterQueue" and str(obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+        for obj in objects)
+    from_file = load_kueue_config(options.kueue_config) if options.kueue_config else None
+    if not wanted:
+        return None
+    if scenario is not None and scenario.kueue_configuration is not None:
+        return scenario.kueue_configuration
+    return from_file or SHIPPED
 
 
 class Idle(Exception):
@@ -208,10 +233,10 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     """Run a planned simulation to its end and collect the result."""
     inputs = the_plan.inputs
     extra: dict[str, Any] = {}
-    kueue = kueue_settings(inputs)
-    if kueue is not None:
-        extra["kueue"] = kueue
-    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, extra=extra))
+    if the_plan.kueue is not None:
+        extra["kueue"] = kueue_settings(the_plan.kueue, inputs)
+    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, extra=extra,
+                                         kueue=the_plan.kueue))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
     cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))

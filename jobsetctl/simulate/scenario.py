@@ -13,6 +13,7 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
       actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
                 {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}}]  # resume, delete
       kueue:                            # Kueue runs (also when the inputs hold a ClusterQueue)
+        configuration: {waitForPodsReady: {timeout: 10m}}   # Kueue's Configuration; wins over --kueue-config
         admissionChecks: [{name: prov, delay: 5m, state: Ready}]   # how simulated checks answer
 
 This module parses it, strictly: an unknown key, a value of the wrong type, a bad or negative duration, an
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.diagnostics import Diagnostic, Layer, Severity
 from jobsetctl.kube.duration import DurationError, parse_duration
@@ -39,6 +40,9 @@ from jobsetctl.rules import core
 from jobsetctl.rules.interface import Rule
 from jobsetctl.rules.registry import define
 from jobsetctl.simulate import limits
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 SCENARIO_API_VERSION = "jobsetctl.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -209,8 +213,12 @@ class Scenario:
     nodes: list[NodePool] = field(default_factory=list)
     submissions: list[Submission] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
-    #: ``spec.kueue`` as written (validated), None when absent.
+    #: ``spec.kueue`` as written (a mapping) when present: Kueue runs in the simulation.
     kueue: dict[str, Any] | None = None
+    #: ``spec.kueue.configuration``, parsed with Kueue's defaults (:mod:`jobsetctl.kueue.config`), if given.
+    kueue_configuration: KueueConfiguration | None = None
+    #: ``spec.kueue.admissionChecks``: how each simulated admission check answers (name, delay, state, message).
+    kueue_admission_checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: How a simulated admission check can answer (``AdmissionCheckState.state``).
@@ -393,21 +401,41 @@ def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> No
         action = _parse_action(reader, item, ("spec", "actions", index), index)
         if action is not None:
             scenario.actions.append(action)
-    if "kueue" in spec:
-        scenario.kueue = _parse_kueue(reader, spec.get("kueue"), ("spec", "kueue"))
+    if spec.get("kueue") is not None:
+        _parse_kueue(reader, spec["kueue"], scenario)
 
 
-def _parse_kueue(reader: _Reader, value: Any, at: Path) -> dict[str, Any]:
-    """``spec.kueue``: Kueue runs. ``admissionChecks`` says how each simulated check answers (``state``
-    Ready, Retry or Rejected after ``delay``); ``configuration`` is Kueue's Configuration."""
-    if value is None:
-        return {}
-    entry = reader.mapping(value, at, ("configuration", "admissionChecks"))
-    if entry is None:
-        return {}
+#: Keys of ``spec.kueue``: Kueue's Configuration, and (the simulation engine's) how admission checks answer.
+KUEUE_KEYS: tuple[str, ...] = ("configuration", "admissionChecks")
+
+
+def _parse_kueue(reader: _Reader, value: Any, scenario: Scenario) -> None:
+    """``spec.kueue``: Kueue runs; ``configuration`` is Kueue's Configuration body, checked as Kueue checks it."""
+    from jobsetctl.kueue.config import parse_configuration
+
+    at: Path = ("spec", "kueue")
+    kueue = reader.mapping(value, at, KUEUE_KEYS)
+    if kueue is None:
+        return
+    scenario.kueue = kueue
+    scenario.kueue_admission_checks = _parse_admission_checks(reader, kueue.get("admissionChecks"), (*at, "admissionChecks"))
+    if kueue.get("configuration") is None:
+        return
+    where: Path = (*at, "configuration")
+    config, problems = parse_configuration(kueue["configuration"], source=f"{scenario.file}: spec.kueue.configuration")
+    for problem in problems:
+        rule = UNKNOWN_FIELD if problem.message.startswith("strict decoding error") else INVALID_VALUE
+        reader.error(rule, f"spec.kueue.configuration: {problem.message}", (*where, *problem.at))
+    if not problems:
+        scenario.kueue_configuration = config
+
+
+def _parse_admission_checks(reader: _Reader, value: Any, at: Path) -> list[dict[str, Any]]:
+    """``spec.kueue.admissionChecks``: how each simulated check answers (``state`` Ready, Retry or Rejected
+    after ``delay``, with ``message``)."""
     checks: list[dict[str, Any]] = []
-    for index, item in enumerate(reader.sequence(entry.get("admissionChecks"), (*at, "admissionChecks"))):
-        where: Path = (*at, "admissionChecks", index)
+    for index, item in enumerate(reader.sequence(value, at)):
+        where: Path = (*at, index)
         check = reader.mapping(item, where, ("name", "delay", "state", "message"), ("name",))
         if check is None:
             continue
@@ -420,10 +448,7 @@ def _parse_kueue(reader: _Reader, value: Any, at: Path) -> dict[str, Any]:
             continue
         if name:
             checks.append({"name": name, "delay": delay or 0.0, "state": state or "Ready", "message": message or ""})
-    configuration = entry.get("configuration")
-    if configuration is not None:
-        reader.mapping(configuration, (*at, "configuration"))
-    return {"admissionChecks": checks, "configuration": configuration if isinstance(configuration, dict) else None}
+    return checks
 
 
 def _parse_pool(reader: _Reader, value: Any, at: Path) -> NodePool | None:

@@ -14,7 +14,7 @@ from jobsetctl.kinds.interface import ClusterView
 from jobsetctl.kube.field import invalid
 from jobsetctl.trainer import api
 from jobsetctl.trainer import rules as r
-from jobsetctl.trainer.expand.model import RuntimeRef, TrainJobView
+from jobsetctl.trainer.expand.model import RuntimeRef, TrainJobView, as_dict
 
 _SUPPORTED = {
     api.group_kind(api.TRAINING_RUNTIME, api.GROUP): api.TRAINING_RUNTIME,
@@ -52,7 +52,7 @@ def resolve(trainjob: TrainJobView, cluster: ClusterView) -> Resolution:
         )])
     runtime = lookup_runtime(trainjob, cluster)
     if runtime is None:
-        return Resolution(None, [_not_found(ref, kind)])
+        return Resolution(None, [_not_found(ref, kind, _known_names(trainjob, kind, cluster))])
     findings: list[Finding] = []
     labels = (runtime.get("metadata") or {}).get("labels") if isinstance(runtime.get("metadata"), dict) else None
     if kind == api.CLUSTER_TRAINING_RUNTIME and isinstance(labels, dict) and (
@@ -66,10 +66,30 @@ def resolve(trainjob: TrainJobView, cluster: ClusterView) -> Resolution:
     return Resolution(runtime, findings)
 
 
-_LOOKUP_HINT = "jobsetctl looks runtimes up among the inputs, --runtimes files and its built-in catalog"
+_LOOKUP_HINT = "jobsetctl looks runtimes up among the inputs, the context, --runtimes files and its built-in catalog"
 
 
-def _not_found(ref: RuntimeRef, kind: str) -> Finding:
+def _known_names(trainjob: TrainJobView, kind: str, cluster: ClusterView) -> list[str]:
+    namespace = trainjob.namespace if kind == api.TRAINING_RUNTIME else None
+    names = (as_dict(obj.get("metadata")).get("name") for obj in cluster.list(api.GROUP, kind, namespace))
+    return [name for name in names if isinstance(name, str)]
+
+
+def not_found_hint(name: str, kind: str, known: list[str]) -> str:
+    """What to do about a runtime name that does not resolve: the closest names of that kind, the built-in
+    ClusterTrainingRuntimes (a slip in one of them is the usual cause), and where jobsetctl looked."""
+    from jobsetctl.context import did_you_mean
+    from jobsetctl.trainer.catalog import CATALOG_NAMES
+
+    candidates = [*known, *(CATALOG_NAMES if kind == api.CLUSTER_TRAINING_RUNTIME else ())]
+    close = did_you_mean(name, candidates)
+    suggestion = ("did you mean " + " or ".join(f'"{c}"' for c in close) + "? ") if close else ""
+    return f"{suggestion}built-in ClusterTrainingRuntimes: {', '.join(CATALOG_NAMES)}; {_LOOKUP_HINT}"
+
+
+def _not_found(ref: RuntimeRef, kind: str, known: list[str]) -> Finding:
+    hint = not_found_hint(ref.name, kind, known)
+    unresolved = (api.GROUP, kind, ref.name)
     if kind == api.TRAINING_RUNTIME:
         detail = (
             f'{api.TRAINING_RUNTIME_RESOURCE} "{ref.name}" not found: '
@@ -79,7 +99,8 @@ def _not_found(ref: RuntimeRef, kind: str) -> Finding:
             invalid("spec.runtimeRef", ref.as_dict(), detail),
             path="spec.runtimeRef",
             at=("spec", "runtimeRef", "name"),
-            hint=_LOOKUP_HINT,
+            hint=hint,
+            unresolved=unresolved,
         )
     detail = (
         f'{api.CLUSTER_TRAINING_RUNTIME_RESOURCE} "{ref.name}" not found: '
@@ -90,5 +111,6 @@ def _not_found(ref: RuntimeRef, kind: str) -> Finding:
         invalid("spec.RuntimeRef", ref.as_dict(), detail),
         path="spec.RuntimeRef",
         at=("spec", "runtimeRef", "name"),
-        hint=_LOOKUP_HINT,
+        hint=hint,
+        unresolved=unresolved,
     )

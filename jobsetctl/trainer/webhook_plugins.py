@@ -8,6 +8,7 @@ from typing import Any
 
 from jobsetctl.diagnostics import Finding
 from jobsetctl.kinds.interface import ClusterView
+from jobsetctl.kube import priority
 from jobsetctl.kube.field import Path, forbidden, invalid, path_string
 from jobsetctl.trainer import api
 from jobsetctl.trainer import rules as r
@@ -184,6 +185,7 @@ def check_volcano(trainjob: TrainJobView, info: RuntimeInfo, cluster: ClusterVie
         findings.append(r.VOLCANO_PRIORITY_CLASS_MISSING.finding(
             invalid("spec.templateSpec.priorityClassName", name, f'PriorityClass "{name}" doesn\'t exist: {error}'),
             path="spec.templateSpec.priorityClassName", at=_RUNTIME_NAME,
+            unresolved=(priority.GROUP, priority.KIND, name) if name else None,
         ))
     return findings
 

@@ -551,7 +551,8 @@ def test_a_config_file_that_is_not_utf8_or_not_a_file(tmp_path: Path, capsys: Ca
 
 @pytest.mark.parametrize(
     "text",
-    ["a: [\n", "- 1\n", billion_laughs(), "\t\x07", "apiVersion: v1\nkind: List\nitems: {a: 1}\n"],
+    # A list of objects, not of data: a list of numbers is someone else's file, passed over (not-a-manifest).
+    ["a: [\n", "- {kind: ConfigMap}\n", billion_laughs(), "\t\x07", "apiVersion: v1\nkind: List\nitems: {a: 1}\n"],
     ids=["syntax", "list", "bomb", "control", "list-items"],
 )
 def test_the_entry_point_reports_without_a_traceback(tmp_path: Path, text: str) -> None:
@@ -572,26 +573,53 @@ def _children(pid: int) -> list[str]:
         return []
 
 
+def _cpu_ticks(pid: str) -> int:
+    """User plus system CPU time of a process, in clock ticks (fields 14 and 15 of /proc/PID/stat)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def _wait_for_busy_workers(pid: int, workers: int, timeout: float = 120.0) -> None:
+    """Until ``workers`` child processes have each spent CPU time on files: the pool is running (so the parent,
+    which ignores SIGINT only while it forks them, has its handler back) and the input is far from done."""
+    enough = max(1, os.sysconf("SC_CLK_TCK") // 10)  # 0.1 s of CPU each
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = [child for child in _children(pid) if _cpu_ticks(child) >= enough]
+        if len(busy) >= workers:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{workers} busy worker processes did not appear within {timeout} s")
+
+
 def _interrupt(
-    args: list[str], *, whole_group: bool, cwd: Path, workers: int = 0
+    args: list[str], *, whole_group: bool, cwd: Path, stdin: bytes | None = None, workers: int = 0
 ) -> subprocess.CompletedProcess[bytes]:
-    """Start ``jobsetctl ARGS``, wait until it is busy (and its ``workers`` are running), send SIGINT (to the
-    process group: what a terminal's Ctrl-C does, reaching worker processes too), collect what it said."""
+    """Start ``jobsetctl ARGS``, wait until it has reached an observable stage, send SIGINT (to the process
+    group: what a terminal's Ctrl-C does, reaching worker processes too), collect what it said.
+
+    The stages, instead of a guessed start-up time (a fixed 3 s once fired during the imports on a loaded
+    machine): with ``stdin``, the child has read all but the last pipe buffer of it (our write returns only
+    then: past start-up and into an input that takes far longer to check than to read); with ``workers``,
+    that many worker processes are busy with files (:func:`_wait_for_busy_workers`).
+    """
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("JOBSETCTL_DEBUG", None)
+    reader, writer = os.pipe() if stdin is not None else (None, None)
     process = subprocess.Popen(
-        [*jobsetctl_executable(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-        start_new_session=True,
+        [*jobsetctl_executable(), *args], stdin=reader if reader is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
     )
     try:
-        # Busy: past start-up (imports) and into the input. The input takes far longer than this.
-        time.sleep(3)
-        if workers and Path("/proc/self/task").is_dir():
-            for _ in range(600):  # the workers start once every file is found
-                if len(_children(process.pid)) >= workers:
-                    break
-                time.sleep(0.1)
-            time.sleep(1)
+        if reader is not None and writer is not None and stdin is not None:
+            os.close(reader)
+            with os.fdopen(writer, "wb") as pipe:
+                pipe.write(stdin)
+        if workers:
+            _wait_for_busy_workers(process.pid, workers)
         assert process.poll() is None, "finished before the interrupt: make the input bigger"
         if whole_group:
             os.killpg(process.pid, signal.SIGINT)
@@ -617,12 +645,14 @@ def _many_documents(path: Path, count: int) -> None:
 def test_ctrl_c_on_a_big_input_exits_130_without_a_traceback(tmp_path: Path, whole_group: bool) -> None:
     path = tmp_path / "big.yaml"
     _many_documents(path, 20_000)
-    done = _interrupt(["validate", "--jobs", "1", str(path)], whole_group=whole_group, cwd=tmp_path)
+    data = path.read_bytes()
+    assert len(data) > 1024 * 1024  # far beyond a pipe buffer (64 KiB on Linux)
+    done = _interrupt(["validate", "--jobs", "1", "-"], whole_group=whole_group, cwd=tmp_path, stdin=data)
     assert done.returncode == ExitStatus.INTERRUPTED, done.stderr
     assert done.stderr.decode() == "jobsetctl: interrupted\n"
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="watches the worker processes in /proc")
 def test_ctrl_c_with_worker_processes_running_exits_130_and_workers_stay_quiet(tmp_path: Path) -> None:
     # Regression: each worker died of its own KeyboardInterrupt and printed "Process ForkPoolWorker-1:" and
     # a traceback (cut short when the parent terminated it).

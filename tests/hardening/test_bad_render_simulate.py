@@ -46,7 +46,8 @@ BAD_FILES: list[tuple[str, bytes | None, list[tuple[str, int, int]]]] = [
     ("yaml-syntax", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n", [("yaml-syntax", 4, 1)]),
     ("duplicate-key", _jobset_with_duplicate_name(), [("yaml-duplicate-key", 6, 3)]),
     ("scalar-document", b"just a string\n", [("not-an-object", 1, 1)]),
-    ("list-document", b"- a\n- b\n", [("not-an-object", 1, 1)]),
+    # A list of objects (a list of plain data is someone else's file, passed over with a note).
+    ("list-document", b"- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n", [("not-an-object", 1, 1)]),
     ("list-items-not-a-list", b"apiVersion: v1\nkind: List\nitems: abc\n", [("not-an-object", 3, 1)]),
     ("missing-api-version", b"kind: JobSet\nmetadata: {name: a}\n", [("missing-api-version-or-kind", 1, 1)]),
     ("missing-kind", b"apiVersion: jobset.x-k8s.io/v1alpha2\nmetadata: {name: a}\n", [("missing-api-version-or-kind", 1, 1)]),

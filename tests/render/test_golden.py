@@ -1,10 +1,15 @@
 """Golden files for ``jobsetctl render``: every sample (but ``samples/invalid``, validate's corpus of
-what it must reject), every upstream JobSet example, Trainer example and
+what it must reject), every upstream JobSet example, Trainer example, Kueue example and
 shipped runtime (read from ``../shared/upstream``, skipped when absent), with and without ``--pods``,
 and every ``--gang`` mode x release that is valid.
 
 A golden file is the command line, the exit status and stderr as ``#`` comments, then stdout. Regenerate
 with ``JOBSETCTL_UPDATE_GOLDEN=1 python -m pytest tests/render``; review the diff like code.
+
+The render of an upstream example is upstream content (its names, commands, images): it is not copied here.
+``upstream-goldens.sha256`` holds its SHA-256 instead; the text stays on the machine that has the upstream data
+(``tests/render/.upstream-golden/``, git-ignored), and regenerating prints a readable diff of what changed in
+pytest's terminal summary (:func:`tests.render.support.check_upstream_golden`).
 
 Releases and gates per upstream example: the workload-aware-scheduling examples target Kubernetes 1.36
 (scheduling.md, upstream README); the RestartJob and InPlaceRestart examples need their JobSet gates
@@ -17,12 +22,36 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SAMPLES, UPSTREAM
-from tests.render.support import INPUTS, Case, check_golden, render_cli
+from jobsetctl.kube.versions import KubeVersion
+from tests.helpers import SAMPLES, UPSTREAM, requires_upstream
+from tests.render.support import (
+    GOLDEN,
+    INPUTS,
+    UPSTREAM_DIGESTS,
+    Case,
+    check_golden,
+    check_upstream_golden,
+    render_cli,
+    upstream_digests,
+)
+from tests.render.test_schemas import jobset_errors, schema_problems
 
 JOBSET_EXAMPLES = UPSTREAM / "jobset" / "examples"
 TRAINER = UPSTREAM / "trainer"
+KUEUE_EXAMPLES = UPSTREAM / "kueue" / "examples"
 WAS = "workload-aware-scheduling"
+#: A JobSet example queued to a LocalQueue its directory defines: rendered after that file (issue #14).
+JOBSET_SETUPS = {"tpu-multislice/v6e-jax-workload.yaml": "tpu-multislice/kueue-config.yaml"}
+#: The setup each Kueue job example's queue comes from (its relative path starts with the key). No example
+#: setup offers a TAS flavor behind ``user-queue``: the jobs/ TAS JobSets render refused (kueue-tas-topology).
+KUEUE_SETUPS = {
+    "jobs/": "admin/single-clusterqueue-setup.yaml",
+    "admin/shared-quota-sample-job": "admin/shared-quota-setup.yaml",
+    "admission-fs/lq-": "admission-fs/admission-fair-sharing-setup.yaml",
+    "getting-started/quick-start-job": "getting-started/quick-start-setup.yaml",
+    "provisioning/sample-job": "provisioning/provisioning-setup.yaml",
+    "tas/sample-job-": "tas/sample-queues.yaml",
+}
 #: Gates some upstream examples are written for (their relative path starts with the key).
 EXAMPLE_GATES = {
     "failure-policy/restartjob": "RestartJob=true",
@@ -48,8 +77,10 @@ def upstream_cases() -> list[Case]:
         relative = path.relative_to(JOBSET_EXAMPLES).as_posix()
         version, options = _example_settings(relative)
         name = f"upstream-jobset-{_slug(relative)}"
-        cases.append(Case(name, (path,), options, version))
-        cases.append(Case(f"{name}__pods", (path,), (*options, "--pods"), version))
+        setup = JOBSET_SETUPS.get(relative)
+        paths = (JOBSET_EXAMPLES / setup, path) if setup else (path,)
+        cases.append(Case(name, paths, options, version))
+        cases.append(Case(f"{name}__pods", paths, (*options, "--pods"), version))
     # The workload-aware-scheduling examples are applied together: Workload, PodGroup(s), JobSet.
     root = JOBSET_EXAMPLES / WAS
     together = [(f"{WAS}", tuple(root / f for f in ("workload.yaml", "podgroup.yaml", "jobset.yaml")))]
@@ -58,6 +89,12 @@ def upstream_cases() -> list[Case]:
         cases.append(Case(f"upstream-jobset-{slug}__together", paths, ("--pods",), "1.36"))
     for path in sorted((TRAINER / "runtimes").glob("*.yaml")):
         cases.append(Case(f"upstream-trainer-runtimes-{_slug(path.name)}", (path,)))
+    for path in sorted(KUEUE_EXAMPLES.rglob("*.yaml")):
+        # A queued job example after the setup it names (kubectl apply -f setup.yaml, then the job): it renders
+        # suspended with its Workload. Each other example on its own.
+        relative = path.relative_to(KUEUE_EXAMPLES).as_posix()
+        setup = next((KUEUE_EXAMPLES / s for prefix, s in KUEUE_SETUPS.items() if relative.startswith(prefix)), None)
+        cases.append(Case(f"upstream-kueue-{_slug(relative)}", (setup, path) if setup else (path,)))
     flux_runtime = TRAINER / "examples" / "flux" / "flux-runtime.yaml"
     for path in sorted((TRAINER / "examples").rglob("*.yaml")):
         relative = path.relative_to(TRAINER / "examples").as_posix()
@@ -118,9 +155,21 @@ def _ids(cases: list[Case]) -> list[str]:
     return [c.name for c in cases]
 
 
-@pytest.mark.parametrize("case", upstream_cases(), ids=_ids(upstream_cases()))
-def test_upstream(case: Case) -> None:
-    check_golden(case, render_cli(*case.args()))
+def _upstream_params() -> list[object]:
+    cases = upstream_cases()
+    if not cases:  # one skip that says why, rather than pytest's "got empty parameter set"
+        return [pytest.param(None, marks=requires_upstream, id="upstream-data")]
+    return [pytest.param(case, id=case.name) for case in cases]
+
+
+@pytest.mark.parametrize("case", _upstream_params())
+def test_upstream(case: Case, tmp_path: Path, record_property: object) -> None:
+    """The render matches its digest; what it prints passes the checks test_schemas runs on golden files."""
+    result = render_cli(*case.args())
+    check_upstream_golden(case, result, record_property)
+    version = KubeVersion.parse(case.version)
+    problems = schema_problems(result.objects(), version) + jobset_errors(result.objects(), version, tmp_path)
+    assert not problems, "\n".join(problems[:20])
 
 
 @pytest.mark.parametrize("case", [*GANG_CASES, *STAGE_CASES], ids=_ids([*GANG_CASES, *STAGE_CASES]))
@@ -130,32 +179,63 @@ def test_ours(case: Case) -> None:
     check_golden(case, result)
 
 
+#: Samples that render only with the rest of their directory (whose case renders them), and the rule that
+#: refuses them alone on every release: their PriorityClasses are in a file next to them.
+NEEDS_DIRECTORY = {
+    "valid/gang-1.37.yaml": "ref-priority-class",
+    "scenarios/manifests/gang/high.yaml": "ref-priority-class",
+    "scenarios/manifests/gang/low.yaml": "ref-priority-class",
+}
+RELEASES = ("1.37", "1.36", "1.35")
+
+
+def _is_scenario(path: Path) -> bool:
+    return path.is_file() and "\nkind: Scenario\n" in path.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("pods", [False, True], ids=["plain", "pods"])
 @pytest.mark.parametrize("path", sample_files(), ids=[p.relative_to(SAMPLES).as_posix() for p in sample_files()])
 def test_samples(path: Path, pods: bool) -> None:
-    """Samples render on the newest release that accepts them (their header says which)."""
+    """Samples render on the newest release that accepts them (their header says which). A sample that renders
+    on no release fails, naming what each release said: a render crash must not pass as a skip."""
     options = ("--pods",) if pods else ()
-    name = f"sample-{_slug(path.relative_to(SAMPLES).as_posix())}{'__pods' if pods else ''}"
-    for version in ("1.37", "1.36", "1.35"):
+    relative = path.relative_to(SAMPLES).as_posix()
+    name = f"sample-{_slug(relative)}{'__pods' if pods else ''}"
+    if _is_scenario(path):
+        result = render_cli(*Case(name, (path,), options).args())
+        assert (result.exit, result.stdout) == (0, ""), f"render did not pass the Scenario over: {result.stderr}"
+        return
+    said: list[str] = []
+    for version in RELEASES:
         case = Case(name, (path,), options, version)
         result = render_cli(*case.args())
-        if result.exit == 0 and not result.stdout:
-            pytest.skip(f"{path.name} holds no API object (a simulate Scenario)")
+        assert result.exit in (0, 1), f"render {relative} on {version}: exit {result.exit}: {result.stderr}"
+        if relative in NEEDS_DIRECTORY:
+            assert result.exit == 1 and f"[reference/{NEEDS_DIRECTORY[relative]}]" in result.stderr, result.stderr
+            continue
         if result.exit == 0:
             check_golden(case, result)
             return
-    pytest.skip(f"{path.name} is no valid manifest on any release by itself (see its directory's case)")
+        said.append(f"{version}: {result.stderr}")
+    if relative in NEEDS_DIRECTORY:
+        assert path.parent in sample_files(), f"{relative} needs its directory, which is no case"
+        return
+    pytest.fail(f"{relative} renders on no release:\n" + "\n".join(said))
 
 
 def test_every_golden_file_belongs_to_a_case() -> None:
-    """A renamed or removed case must not leave its golden file behind, unchecked."""
-    from tests.render.support import GOLDEN
-
-    known = {c.name for c in [*upstream_cases(), *GANG_CASES, *STAGE_CASES]}
+    """A renamed or removed case must not leave its golden file behind, unchecked; upstream examples have a
+    digest, never a golden file."""
+    known = {c.name for c in [*GANG_CASES, *STAGE_CASES]}
     for path in sample_files():
         stem = f"sample-{_slug(path.relative_to(SAMPLES).as_posix())}"
         known.update((stem, f"{stem}__pods"))
     stale = sorted(p.name for p in GOLDEN.glob("*.yaml") if p.stem not in known)
-    if not UPSTREAM.is_dir():
-        stale = [name for name in stale if not name.startswith("upstream-")]
-    assert not stale, f"golden files without a case (delete them): {stale}"
+    assert not stale, f"golden files without a case (delete them; upstream renders keep a digest only): {stale}"
+
+
+@requires_upstream
+def test_every_upstream_digest_belongs_to_a_case() -> None:
+    names = {c.name for c in upstream_cases()}
+    assert sorted(set(upstream_digests()) - names) == [], f"digests without a case: remove them from {UPSTREAM_DIGESTS.name}"
+    assert sorted(names - set(upstream_digests())) == [], "cases without a digest: JOBSETCTL_UPDATE_GOLDEN=1"

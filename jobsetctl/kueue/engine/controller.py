@@ -1,7 +1,7 @@
 """Kueue as one component of the fake cluster's controller manager.
 
-It watches Kueue's objects, Namespaces, the jobs it integrates (JobSet, TrainJob) and, for
-topology-aware scheduling, Nodes and Pods. Configuration objects update the engine's cache at once (as
+It watches Kueue's objects, Namespaces and, for topology-aware scheduling, Nodes and Pods; the jobs are
+the job reconciler's (:mod:`.job_reconciler`). Configuration objects update the engine's cache at once (as
 Kueue's event handlers do); Workloads and jobs are reconciled from the manager's work queue; the
 scheduler runs one cycle per reconcile of the ``cycle`` key, again at the same instant while cycles make
 progress, and whenever something it depends on changes.
@@ -16,7 +16,7 @@ from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kueue.engine import jobs, names, workloads
 from jobsetctl.kueue.engine.core import Engine
-from jobsetctl.kueue.engine.settings import EngineSettings
+from jobsetctl.kueue.engine.settings import EngineSettings, from_kueue_configuration
 
 G = names.GROUP
 CYCLE = ("cycle",)
@@ -29,14 +29,16 @@ class KueueController(Controller):
     watches: ClassVar[frozenset[tuple[str, str]] | None] = frozenset({
         (G, "ClusterQueue"), (G, "LocalQueue"), (G, "Cohort"), (G, "ResourceFlavor"), (G, "Topology"),
         (G, "AdmissionCheck"), (G, "Workload"), ("", "Namespace"), ("", "Node"), ("", "Pod"),
-        jobs.JOBSET, jobs.TRAINJOB,
     })
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
         extra = getattr(options, "extra", None) or {}
         settings = extra.get("kueue")
-        self.settings: EngineSettings = settings if isinstance(settings, EngineSettings) else EngineSettings()
+        config = getattr(options, "kueue", None)
+        if not isinstance(settings, EngineSettings):
+            settings = from_kueue_configuration(config) if config is not None else EngineSettings()
+        self.settings: EngineSettings = settings
         self.engine: Engine | None = None
         self._cycles_at: tuple[float, int] = (-1.0, 0)
 
@@ -58,14 +60,8 @@ class KueueController(Controller):
             if kind == "Workload":
                 if deleted:
                     engine.forget(event.obj)
-                    owner = controller_of(event.obj)
-                    if owner is not None:
-                        yield _job_key(owner, namespace)
                     return
                 yield ("wl", f"{namespace}/{name}")
-                owner = controller_of(event.obj)
-                if owner is not None:
-                    yield _job_key(owner, namespace)
                 return
             if kind == "ClusterQueue":
                 engine.on_cluster_queue(obj, name)
@@ -82,10 +78,6 @@ class KueueController(Controller):
             return
         if kind == "Namespace" and group == "":
             engine.on_namespace(obj, name)
-            return
-        if (group, kind) in jobs.JOB_KINDS:
-            if not deleted:
-                yield ("job", group, kind, namespace, name)
             return
         if engine.tas is not None and group == "":
             yield from engine.tas.keys_for(event)
@@ -108,12 +100,6 @@ class KueueController(Controller):
                 if runner is not None:
                     again = runner if again is None else min(again, runner)
             return again
-        if key[0] == "job":
-            _, group, kind, namespace, name = key
-            job = self.api.get(str(group), str(kind), str(namespace), str(name))
-            if job is None:
-                return None
-            return jobs.reconcile_job(engine, job)
         if engine.tas is not None:
             return engine.tas.reconcile(key)
         return None
@@ -132,7 +118,3 @@ class KueueController(Controller):
             self.manager.enqueue(self, CYCLE)
         return None
 
-
-def _job_key(owner: dict[str, Any], namespace: str) -> tuple[str, ...]:
-    group = str(owner.get("apiVersion", "")).partition("/")[0]
-    return ("job", group, str(owner.get("kind", "")), namespace, str(owner.get("name", "")))

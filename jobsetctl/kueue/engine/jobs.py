@@ -229,13 +229,9 @@ def restore_template(template: dict[str, Any], original: dict[str, Any]) -> bool
     return changed
 
 
-def reconcile_job(engine: Engine, job: Object) -> float | None:
-    """The admission/eviction half of ``ReconcileGenericJob`` for one JobSet or TrainJob."""
-    uid = str(_mapping(job.get("metadata")).get("uid", ""))
-    owned = [w for w in engine.api.owned(uid, names.GROUP, "Workload")]
-    if not owned:
-        return None
-    workload = owned[0]
+def reconcile_job(engine: Engine, job: Object, workload: Object) -> float | None:
+    """The admission/eviction half of ``ReconcileGenericJob`` for one JobSet or TrainJob and the Workload
+    it owns (found by the creation half, :class:`~jobsetctl.fakecluster.controllers.kueue_job.KueueJobReconciler`)."""
     adapter = JobAdapter(engine, job)
     if is_finished(workload):
         return None

@@ -1,10 +1,9 @@
 """What the engine needs from Kueue's ``Configuration`` and its feature gates, as plain values.
 
-The fields mirror ``config.kueue.x-k8s.io/v1beta2`` ``Configuration`` (``waitForPodsReady``,
-``fairSharing``, ``admissionFairSharing``, ``manageJobsWithoutQueueName``, ``featureGates``) with the
-defaults of ``apis/config/v1beta2/defaults.go`` at ff69552; :func:`from_configuration` reads a
-Configuration mapping as upstream spells it. The Scenario's ``spec.kueue`` adds what only a simulation
-needs: how long each admission check takes (``admissionChecks``).
+The Configuration and the gates, with their defaults at ff69552, are the API side's
+(:mod:`jobsetctl.kueue.config`, :mod:`jobsetctl.kueue.features`): :func:`from_kueue_configuration` takes
+what the scheduler, the queues and the Workload controller read from them. The Scenario's
+``spec.kueue.admissionChecks`` adds what only a simulation needs: how each admission check answers.
 """
 
 from __future__ import annotations
@@ -12,48 +11,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobsetctl.kube.duration import DurationError, parse_duration
-
-#: Kueue feature gates the engine consults, with their defaults at ff69552 (pkg/features/kube_features.go).
-GATE_DEFAULTS: dict[str, bool] = {
-    "PartialAdmission": True,
-    "FlavorFungibility": True,
-    "PrioritySortingWithinCohort": True,
-    "TopologyAwareScheduling": True,
-    "TASProfileMixed": True,
-    "TASHandleOverlappingFlavors": True,
-    "ReclaimablePods": True,
-    "SchedulingEquivalenceHashing": True,
-    "FairSharingPreemptWithinNominal": True,
-    "FairSharingPrioritizeNonBorrowing": True,
-    "FlavorFungibilityPreserveScanProgress": True,
-    "RecomputeAssignmentUponPreemptionTargetsOverlap": True,
-    "TASRecomputeAssignmentWithinSchedulingCycle": True,
-    "UnadmittedWorkloadsObservability": True,
-    "TASBalancedPlacement": False,
-    "PrioritizePreemptorWorkloads": False,
-    "DisableWaitForPodsReady": False,
-}
-
-#: ``waitForPodsReady`` defaults (apis/config/v1beta2/defaults.go). In v1beta2 the section is always
-#: defaulted, so waitForPodsReady is on unless the DisableWaitForPodsReady gate is set
-#: (pkg/util/waitforpodsready).
-DEFAULT_PODS_READY_TIMEOUT = 1800.0
-DEFAULT_BACKOFF_BASE = 60
-DEFAULT_BACKOFF_MAX = 3600
+from jobsetctl.kueue.config import (
+    DEFAULT_BACKOFF_BASE_SECONDS,
+    DEFAULT_BACKOFF_MAX_SECONDS,
+    DEFAULT_WAIT_FOR_PODS_READY_TIMEOUT,
+    KueueConfiguration,
+)
+from jobsetctl.kueue.features import DEFAULT_GATES
 
 
 @dataclass(frozen=True, slots=True)
 class WaitForPodsReady:
-    timeout: float = DEFAULT_PODS_READY_TIMEOUT
+    """``waitForPodsReady`` (on unless the DisableWaitForPodsReady gate is set; defaults of the API side)."""
+
+    timeout: float = DEFAULT_WAIT_FOR_PODS_READY_TIMEOUT
     #: Defaults to the timeout; 0 disables it (core.go ``waitForPodsReady``), stored as None.
-    recovery_timeout: float | None = DEFAULT_PODS_READY_TIMEOUT
+    recovery_timeout: float | None = DEFAULT_WAIT_FOR_PODS_READY_TIMEOUT
     block_admission: bool = False
     #: ``requeuingStrategy.timestamp``: "Eviction" (default) or "Creation".
     timestamp: str = "Eviction"
     backoff_limit_count: int | None = None
-    backoff_base_seconds: int = DEFAULT_BACKOFF_BASE
-    backoff_max_seconds: int = DEFAULT_BACKOFF_MAX
+    backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS
+    backoff_max_seconds: int = DEFAULT_BACKOFF_MAX_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +47,7 @@ class AdmissionCheckBehaviour:
 
 @dataclass(frozen=True, slots=True)
 class EngineSettings:
-    gates: dict[str, bool] = field(default_factory=lambda: dict(GATE_DEFAULTS))
+    gates: dict[str, bool] = field(default_factory=DEFAULT_GATES.as_dict)
     wait_for_pods_ready: WaitForPodsReady | None = field(default_factory=WaitForPodsReady)
     #: ``fairSharing.preemptionStrategies``; None when fair sharing is off.
     fair_sharing: tuple[str, ...] | None = None
@@ -76,54 +55,31 @@ class EngineSettings:
     admission_checks: dict[str, AdmissionCheckBehaviour] = field(default_factory=dict)
 
     def gate(self, name: str) -> bool:
-        return self.gates.get(name, GATE_DEFAULTS.get(name, False))
+        value = self.gates.get(name)
+        return DEFAULT_GATES.enabled(name) if value is None else value
 
 
-def _seconds(value: Any, default: float) -> float:
-    if value is None:
-        return default
-    try:
-        return parse_duration(value)
-    except DurationError:
-        return default
-
-
-def from_configuration(config: dict[str, Any] | None, admission_checks: list[dict[str, Any]] | None = None) -> EngineSettings:
-    """Settings from a ``Configuration`` mapping (upstream field names) and the Scenario's check behaviours."""
-    config = config if isinstance(config, dict) else {}
-    gates = dict(GATE_DEFAULTS)
-    for name, value in (config.get("featureGates") or {}).items():
-        if isinstance(value, bool):
-            gates[str(name)] = value
+def from_kueue_configuration(config: KueueConfiguration,
+                             admission_checks: list[dict[str, Any]] | None = None) -> EngineSettings:
+    """The engine's settings from Kueue's Configuration and the Scenario's check behaviours."""
     wait = None
-    found = config.get("waitForPodsReady")
-    raw_wait: dict[str, Any] = found if isinstance(found, dict) else {}
-    # v1beta1 spelled an ``enable`` switch; v1beta2 has none (always defaulted).
-    if raw_wait.get("enable", True) is not False and not gates.get("DisableWaitForPodsReady", False):
-        timeout = _seconds(raw_wait.get("timeout"), DEFAULT_PODS_READY_TIMEOUT)
-        recovery = raw_wait.get("recoveryTimeout")
-        found_strategy = raw_wait.get("requeuingStrategy")
-        strategy: dict[str, Any] = found_strategy if isinstance(found_strategy, dict) else {}
-        limit = strategy.get("backoffLimitCount")
+    found = config.wait_for_pods_ready
+    if found is not None:
+        strategy = found.requeuing_strategy
         wait = WaitForPodsReady(
-            timeout=timeout,
-            recovery_timeout=(_seconds(recovery, timeout) if recovery is not None else timeout) or None,
-            block_admission=bool(raw_wait.get("blockAdmission", False)),
-            timestamp=str(strategy.get("timestamp") or "Eviction"),
-            backoff_limit_count=limit if isinstance(limit, int) and not isinstance(limit, bool) else None,
-            backoff_base_seconds=int(strategy.get("backoffBaseSeconds") or DEFAULT_BACKOFF_BASE),
-            backoff_max_seconds=int(strategy.get("backoffMaxSeconds") or DEFAULT_BACKOFF_MAX),
+            timeout=found.timeout,
+            recovery_timeout=found.recovery_timeout or None,
+            block_admission=found.block_admission,
+            timestamp=strategy.timestamp,
+            backoff_limit_count=strategy.backoff_limit_count,
+            backoff_base_seconds=strategy.backoff_base_seconds,
+            backoff_max_seconds=strategy.backoff_max_seconds,
         )
-    fair = None
-    raw_fair = config.get("fairSharing")
-    if isinstance(raw_fair, dict) and raw_fair.get("enable", True) is not False:
-        strategies = raw_fair.get("preemptionStrategies")
-        fair = tuple(str(s) for s in strategies) if isinstance(strategies, list) and strategies else (
-            "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    fair = tuple(config.fair_sharing.preemption_strategies) if config.fair_sharing is not None else None
     checks: dict[str, AdmissionCheckBehaviour] = {}
     for item in admission_checks or []:
         if isinstance(item, dict) and item.get("name"):
             checks[str(item["name"])] = AdmissionCheckBehaviour(
-                str(item["name"]), _seconds(item.get("delay"), 0.0), str(item.get("state") or "Ready"),
+                str(item["name"]), float(item.get("delay") or 0.0), str(item.get("state") or "Ready"),
                 str(item.get("message") or ""))
-    return EngineSettings(gates, wait, fair, bool(config.get("manageJobsWithoutQueueName", False)), checks)
+    return EngineSettings(config.feature_gates.as_dict(), wait, fair, config.manage_jobs_without_queue_name, checks)

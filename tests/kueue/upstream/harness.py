@@ -22,7 +22,8 @@ from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.quantity import parse_quantity
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.engine.core import Engine
-from jobsetctl.kueue.engine.settings import GATE_DEFAULTS, EngineSettings
+from jobsetctl.kueue.engine.settings import EngineSettings
+from jobsetctl.kueue.features import DEFAULT_GATES
 
 DATA = Path(__file__).parent / "data"
 #: The virtual second the tests' ``now`` stands for (times before it are allowed).
@@ -69,7 +70,7 @@ class Harness:
         # Kueue's tables use workloads with no namespace ("/name" keys): nothing is defaulted.
         self.api = APIServer(self.clock, version, parse_feature_gates({}, version), default_namespace="")
         self.recorder = Recorder(self.clock)
-        all_gates = dict(GATE_DEFAULTS)
+        all_gates = DEFAULT_GATES.as_dict()
         all_gates.update(gates or {})
         settings = EngineSettings(gates=all_gates, wait_for_pods_ready=wait_for_pods_ready, fair_sharing=fair_sharing)
         self.engine = Engine(self.api, self.clock, self.recorder, settings)
