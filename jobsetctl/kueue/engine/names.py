@@ -1,15 +1,18 @@
 """Names Kueue writes on objects: condition types, reasons, labels, annotations, scheduling gates.
 
 Spelled exactly as ``apis/kueue/v1beta2/*_types.go`` and ``pkg/controller/constants`` at the spec's
-commit ff69552 spell them (scheduling.md §2). Grouped by what they name.
+commit ff69552 spell them (scheduling.md §2). Grouped by what they name; the names the API side also uses
+(group, labels, TAS annotations, the topology gate) are its :mod:`jobsetctl.kueue.api`'s.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-GROUP: Final = "kueue.x-k8s.io"
-API_VERSION: Final = "kueue.x-k8s.io/v1beta2"
+from jobsetctl.kueue import api
+
+GROUP: Final = api.GROUP
+API_VERSION: Final = api.API_VERSION
 
 # ---- Workload condition types (workload_types.go) -----------------------------------------------------
 QUOTA_RESERVED: Final = "QuotaReserved"
@@ -89,20 +92,20 @@ PREEMPTION_OVER_BORROWING: Final = "PreemptionOverBorrowing"
 CQ_ACTIVE: Final = "Active"
 
 # ---- labels and annotations ---------------------------------------------------------------------------
-QUEUE_NAME_LABEL: Final = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS_LABEL: Final = "kueue.x-k8s.io/priority-class"
-JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
+QUEUE_NAME_LABEL: Final = api.QUEUE_LABEL
+PRIORITY_CLASS_LABEL: Final = api.PRIORITY_CLASS_LABEL
+JOB_UID_LABEL: Final = api.JOB_UID_LABEL
 POD_SET_LABEL: Final = "kueue.x-k8s.io/podset"
 LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
 CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
-WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/workload"
-TOPOLOGY_SCHEDULING_GATE: Final = "kueue.x-k8s.io/topology"
+WORKLOAD_ANNOTATION: Final = api.WORKLOAD_ANNOTATION
+TOPOLOGY_SCHEDULING_GATE: Final = api.TOPOLOGY_SCHEDULING_GATE
 POD_INDEX_OFFSET_ANNOTATION: Final = "kueue.x-k8s.io/pod-index-offset"
-REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-required-topology"
-PREFERRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-preferred-topology"
-UNCONSTRAINED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-unconstrained-topology"
-SLICE_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-required-topology"
-SLICE_SIZE_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-size"
+REQUIRED_TOPOLOGY_ANNOTATION: Final = api.PODSET_REQUIRED_TOPOLOGY
+PREFERRED_TOPOLOGY_ANNOTATION: Final = api.PODSET_PREFERRED_TOPOLOGY
+UNCONSTRAINED_TOPOLOGY_ANNOTATION: Final = api.PODSET_UNCONSTRAINED_TOPOLOGY
+SLICE_REQUIRED_TOPOLOGY_ANNOTATION: Final = api.PODSET_SLICE_REQUIRED_TOPOLOGY
+SLICE_SIZE_ANNOTATION: Final = api.PODSET_SLICE_SIZE
 #: The TrainJob runtime patch Kueue owns (trainjob_controller.go ``runtimePatchManagerName``).
 TRAINJOB_RUNTIME_PATCH_MANAGER: Final = "kueue.x-k8s.io/manager"
-HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+HOSTNAME_LABEL: Final = api.HOSTNAME_LABEL
