@@ -10,6 +10,7 @@ the command line win; ``ignore`` lists are merged. Example::
     ignore: [jobset-kueue-depends-on]
     runtimes: [platform/runtimes/]
     context: [platform/, clusters/prod/priorityclasses.yaml]   # resolved against, never reported
+    admissionOnly: false   # true: only what the API server answers (validate --admission-only)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from jobsetctl.status import UsageError
 
 CONFIG_NAME = ".jobsetctl.yaml"
-_KEYS = {"kubernetesVersion", "featureGates", "strict", "ignore", "runtimes", "crds", "context"}
+_KEYS = {"kubernetesVersion", "featureGates", "strict", "ignore", "runtimes", "crds", "context", "admissionOnly"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Config:
     runtimes: tuple[str, ...] = ()
     crds: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
+    admission_only: bool | None = None
     #: ``file:line:column`` of each key, for errors found once the command line is merged in.
     positions: dict[str, str] = field(default_factory=dict)
 
@@ -129,6 +131,9 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
     strict = data.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise UsageError(f"{where('strict')}: strict must be true or false")
+    admission_only = data.get("admissionOnly")
+    if admission_only is not None and not isinstance(admission_only, bool):
+        raise UsageError(f"{where('admissionOnly')}: admissionOnly must be true or false")
     return Config(
         path=path,
         kubernetes_version=None if version is None else str(version),
@@ -138,5 +143,6 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
         runtimes=paths("runtimes"),
         crds=paths("crds"),
         context=paths("context"),
+        admission_only=admission_only,
         positions={key: where(key) for key in data},
     )

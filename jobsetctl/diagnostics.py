@@ -38,11 +38,41 @@ class Layer(StrEnum):
     #: Checks across objects: runtime references, PodGroup references, priorities.
     REFERENCE = "reference"
     #: Admitted by the API server, but a later creation or admission fails and the workload never runs
-    #: (a child Job the API server refuses, a TrainJob's JobSet the JobSet webhook refuses, a Kueue workload
-    #: that can never be admitted). Issue #13 moves those findings here.
+    #: (a child Job the API server refuses, a TrainJob's JobSet the JobSet webhook refuses, pods the
+    #: Priority admission plugin refuses, a gang the scheduler can never admit, a Kueue workload that can
+    #: never be admitted). Errors by default: the apply succeeds, the training never starts (issue #13).
     CONSEQUENCE = "consequence"
     #: Accepted upstream, regretted later.
     LINT = "lint"
+
+    @property
+    def admission(self) -> bool:
+        """Whether the API server itself answers with findings of this layer on a create or update:
+        exactly what ``kubectl apply --dry-run=server`` reports (``validate --admission-only``)."""
+        return self not in _AFTER_ADMISSION
+
+
+#: What upstream says only after admission has accepted the object, or never (issue #13).
+_AFTER_ADMISSION = frozenset({Layer.CONSEQUENCE, Layer.LINT})
+
+#: The API server's own validation of a request (structural schema, ObjectMeta, CEL: one 422 with every
+#: cause). When it fails, the validating webhooks are never called (trainer.md §2.1, jobset.md §2.1).
+_BEFORE_WEBHOOKS: tuple[Layer, ...] = (Layer.SCHEMA, Layer.CEL)
+#: What the validating webhooks answer, their lookups included.
+_WEBHOOK_LAYERS = frozenset({Layer.WEBHOOK, Layer.REFERENCE})
+
+
+def stopped_before(layer: Layer, errors: frozenset[Layer], *, webhooks: bool) -> Layer | None:
+    """The layer whose errors stop the request before upstream reaches ``layer`` for this object, or None.
+
+    ``errors`` are the layers of the object's error findings; ``webhooks`` says whether its kind's
+    validation is a validating webhook (``KindHandler.webhooks``): a built-in kind's API validation runs
+    in the same pass as its schema, so nothing of it comes "after". (Consequences of a refused object are
+    not reported at all: there is no object to fail later.)
+    """
+    if not webhooks or layer not in _WEBHOOK_LAYERS:
+        return None
+    return next((candidate for candidate in _BEFORE_WEBHOOKS if candidate in errors), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +155,10 @@ class Diagnostic:
     #: Where in its document the finding points (List prefix included): what ``jobsetctl fix`` edits. Not
     #: part of the reported output.
     at: Path = ()
+    #: Set when upstream never gets this far for the object: the layer whose errors stop the request first
+    #: (schema or CEL errors stop it before any validating webhook is called). The finding is still
+    #: reported, so that one pass shows everything.
+    after: Layer | None = None
 
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
         return (self.file, self.line, self.column, self.severity.rank, self.rule, self.message)
@@ -143,7 +177,17 @@ class Diagnostic:
         }
         if self.hint:
             data["hint"] = self.hint
+        if self.after is not None:
+            data["after"] = str(self.after)
         return data
+
+    @property
+    def after_note(self) -> str | None:
+        """One sentence for reporters: why this finding is not what the API server would answer."""
+        if self.after is None:
+            return None
+        return (f"upstream stops at the {self.after} errors of this object and never calls the validating "
+                "webhooks; reported so that one pass shows everything")
 
 
 @dataclass(slots=True)

@@ -1,4 +1,6 @@
-"""``duplicate-object``: two input documents that define the same object (the ``reference`` layer).
+"""``duplicate-object``: two input documents that define the same object (the ``lint`` layer: ``kubectl
+apply`` accepts both and keeps the last, and ``kubectl apply --dry-run=server`` says nothing, so
+``validate --admission-only`` leaves it out; issue #13).
 
 An object is identified by its group, kind, namespace and name: the version does not count (a 1.36
 ``v1alpha2`` and a 1.37 ``v1beta1`` PodGroup of one name are the same stored object), a namespaced
@@ -35,7 +37,7 @@ JOBSETCTL_GROUP = "jobsetctl.dev"
 NAME_AT: Path = ("metadata", "name")
 
 DUPLICATE_OBJECT = define(
-    "duplicate-object", Layer.REFERENCE, Severity.WARNING,
+    "duplicate-object", Layer.LINT, Severity.WARNING,
     "Two input documents define the same object: kubectl create refuses the second, kubectl apply keeps the last.",
     spec="Kubernetes object names: unique per group, kind and namespace (create answers AlreadyExists)",
     doc=(

@@ -15,7 +15,10 @@ Modes (``--gang``):
   management mode ``managePodGroupOnly``, KEP-6089): the Job template carries
   ``scheduling.k8s.io/group-template-name`` and the parent-CompositePodGroup annotation, and the Job
   controller creates one PodGroup per Job from that template of the Workload whose ``controllerRef``
-  is the JobSet (scheduling.md §1.5, §1.9).
+  is the JobSet (scheduling.md §1.5, §1.9). The Job controller names that PodGroup after the Workload
+  and the template (``computePodGroupName``, job_scheduling_manager.go), so the replicas' Jobs of one
+  replicated job collide: only one gets its PodGroup. ``describe`` says so; a replicated job with one
+  replica is the case that works.
 
 ``minCount`` counts the pods that exist at once: ``min(parallelism, completions)`` per Job (API
 defaults: parallelism 1, completions = parallelism), times the Jobs in the gang.
@@ -205,6 +208,8 @@ class LeafGroup:
     #: the group (of one Job in ``job`` mode) that can exist before any is scheduled, and the topology key.
     up_front: int | None = None
     exclusive: str | None = None
+    #: ``job`` mode: how many Jobs (the replicas) share the template.
+    jobs: int = 1
 
 
 @dataclass(slots=True)
@@ -314,7 +319,8 @@ def plan_for(js: dict[str, Any], options: GangOptions, version: KubeVersion) -> 
             priority = _shared_priority(name, [rjob], options, version, f"replicated job {rjob_name}")
             leaves.append(_with_leaders(LeafGroup(
                 rjob_name, None if per_job_mode else f"{name}-{rjob_name}",
-                per_job if per_job_mode else replicas * per_job, leaf_key, priority, [rjob_name]),
+                per_job if per_job_mode else replicas * per_job, leaf_key, priority, [rjob_name],
+                jobs=replicas if per_job_mode else 1),
                 js, [(rjob, replicas, per_job)], per_job_mode))
         if not leaves:
             raise UsageError(f"JobSet {name} has no pods to gang (replicas x min(parallelism, completions) is 0)")
@@ -565,7 +571,10 @@ def describe(plan: GangPlan) -> str:
     for leaf in plan.leaves:
         where = f", {leaf.topology}" if leaf.topology else ""
         if leaf.object_name is None:
-            parts.append(f"template {leaf.template} (one PodGroup per Job, minCount {leaf.min_count}{where})")
+            shared = (f"; its {leaf.jobs} Jobs collide: the Job controller names a delegated PodGroup after the "
+                      f"Workload and the template (computePodGroupName), so only one of them gets its PodGroup "
+                      f"and the others create no pods" if leaf.jobs > 1 else "")
+            parts.append(f"template {leaf.template} (one PodGroup per Job, minCount {leaf.min_count}{where}{shared})")
         else:
             parts.append(f"PodGroup {leaf.object_name} (minCount {leaf.min_count}{where})")
     return f"JobSet {plan.jobset_name}: " + ", ".join(parts)

@@ -1,4 +1,9 @@
-"""The ``reference`` layer: checks across objects, run once over every admitted input (validate phase B).
+"""Checks across objects, run once over every admitted input (validate phase B).
+
+Only ``ref-global-default`` is something the API server itself answers (the Priority admission plugin
+refuses a second default class): the ``reference`` layer. Everything else here is what happens after
+the objects are accepted, the ``consequence`` layer (issue #13): pods refused later, gangs the scheduler
+never admits or fails, pods that wait for a group. ``validate --admission-only`` leaves those out.
 
 What it checks (rule ids ``ref-*``):
 
@@ -50,33 +55,33 @@ E, W = Severity.ERROR, Severity.WARNING
 _SPEC = "scheduling.md §1.3"
 
 GROUP_MISSING = define(
-    "ref-group-missing", Layer.REFERENCE, W,
+    "ref-group-missing", Layer.CONSEQUENCE, W,
     "A pod template names a PodGroup (or 1.35 Workload) that is not among the inputs; its pods wait.", spec=_SPEC,
 )
 WORKLOAD_MISSING = define(
-    "ref-workload-missing", Layer.REFERENCE, W,
+    "ref-workload-missing", Layer.CONSEQUENCE, W,
     "A PodGroup or CompositePodGroup refers to a Workload that is not among the inputs.", spec="scheduling.md §1.2",
 )
 TEMPLATE_MISSING = define(
-    "ref-template-missing", Layer.REFERENCE, E,
+    "ref-template-missing", Layer.CONSEQUENCE, E,
     "A reference names a template (or 1.35 pod group) that the referenced Workload does not have.",
     spec="scheduling.md §1.2",
 )
 PARENT_MISSING = define(
-    "ref-parent-missing", Layer.REFERENCE, W,
+    "ref-parent-missing", Layer.CONSEQUENCE, W,
     "parentCompositePodGroupName names a CompositePodGroup that is not among the inputs.", spec="scheduling.md §1.6",
 )
 GANG_TOO_LARGE = define(
-    "ref-gang-too-large", Layer.REFERENCE, E,
+    "ref-gang-too-large", Layer.CONSEQUENCE, E,
     "A gang's minCount is larger than the number of pods that reference the group.", spec=_SPEC,
 )
 PRIORITY_CLASS = define(
-    "ref-priority-class", Layer.REFERENCE, E,
+    "ref-priority-class", Layer.CONSEQUENCE, E,
     "A pod template's priorityClassName names no PriorityClass; the Priority admission plugin rejects its pods.",
     spec="scheduling.md §3.1",
 )
 GROUP_PRIORITY = define(
-    "ref-group-priority", Layer.REFERENCE, E,
+    "ref-group-priority", Layer.CONSEQUENCE, E,
     "Pods of one PodGroup do not share one priority, or differ from the PodGroup's priority.",
     spec="scheduling.md §1.8",
 )
@@ -85,7 +90,7 @@ GLOBAL_DEFAULT = define(
     spec="scheduling.md §3.1",
 )
 COMPOSITE_TREE = define(
-    "ref-composite-tree", Layer.REFERENCE, E,
+    "ref-composite-tree", Layer.CONSEQUENCE, E,
     "A CompositePodGroup tree has a cycle, is deeper than 4 levels, mixes disruption modes or priorities.",
     spec="scheduling.md §1.6",
 )
@@ -251,8 +256,10 @@ def _pod_priority_classes(run: _Run, uses: list[PodTemplateUse]) -> None:
         resolution = resolve_priority(name, run.cluster)
         if resolution.error is not None:
             at = (*use.at, "priorityClassName")
-            run.emit(use.record, PRIORITY_CLASS.finding(resolution.error, path=path_string(at), at=at,
-                                                        unresolved=(PRIORITY_GROUP, PRIORITY_KIND, name)))
+            who = f"{use.record.ref.kind} {go_quote(use.record.ref.name)}"
+            run.emit(use.record, PRIORITY_CLASS.finding(
+                f"{who} is accepted, but the Priority admission plugin refuses its pods: {resolution.error}",
+                path=path_string(at), at=at, unresolved=(PRIORITY_GROUP, PRIORITY_KIND, name)))
 
 
 def _groups_v1alpha1(run: _Run, uses: list[PodTemplateUse]) -> None:

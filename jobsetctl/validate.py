@@ -7,6 +7,15 @@ A. per file (any order, any process): read, parse, split into objects, run admis
 B. over everything (one process): the checks that look up other objects (TrainJob runtimes, existing
    PVCs, PodGroup references, priorities), then the lints, then objects defined twice.
 
+What each object is told comes in layers (:class:`~jobsetctl.diagnostics.Layer`): what the API server
+answers (input, schema, defaults, CEL, webhooks, the references it checks), then the ``consequence``
+layer (accepted, but a creation the controllers make later is refused: the workload never runs; errors),
+then the lints. ``admission_only`` keeps exactly the first part, what ``kubectl apply --dry-run=server``
+would answer, and skips the work of the rest. Consequences are reported only for objects admission
+accepts: a refused object is never stored, nothing of it fails later. Upstream stops a request at the
+schema and CEL errors, before the validating webhooks; we carry on, and mark the webhook findings
+upstream would not have given yet (``Diagnostic.after``).
+
 Large inputs run phase A in worker processes (one per core). Workers send back their diagnostics already
 placed in the file, and the admitted objects without their YAML node trees (pickling those would cost more
 than parsing); when phase B needs a position in such a file, the file is parsed again, once.
@@ -25,7 +34,7 @@ from typing import Any
 
 from jobsetctl.admission.chain import AdmissionResult, admit, admit_in_cluster
 from jobsetctl.context import ClusterIndex, ContextFiles, repository_manifests, soften_unresolved
-from jobsetctl.diagnostics import Diagnostic, Finding, Report, Severity
+from jobsetctl.diagnostics import Diagnostic, Finding, Layer, Report, Severity, stopped_before
 from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
@@ -68,6 +77,8 @@ class ValidateOptions:
     #: The inputs go to a cluster jobsetctl cannot see (the validate command): a missing cluster-scoped object
     #: a reference names may be there, a warning unless ``strict``. render's fake cluster holds nothing else.
     unseen_cluster: bool = False
+    #: Only what the API server answers (``kubectl apply --dry-run=server``): no consequences, no lints.
+    admission_only: bool = False
 
     @property
     def effective_gates(self) -> FeatureGates:
@@ -82,6 +93,11 @@ class Checked:
     result: AdmissionResult
     #: The lints that need no other object have run on it already (phase A, see ``run_local_lints``).
     linted_locally: bool = False
+    #: Layers of the (not ignored) admission errors found so far, for ``Diagnostic.after``.
+    errors: frozenset[Layer] = frozenset()
+    #: Its consequences have been checked already (phase A: ``KindHandler.consequences_look_up`` is False,
+    #: and admission found no error).
+    consequences_checked: bool = False
 
 
 @dataclass(slots=True)
@@ -126,29 +142,40 @@ def check(options: ValidateOptions) -> Outcome:
 
     context = _context_index(checked, options, ctx, sources)
     cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context, kueue=options.kueue)
-    late: list[tuple[ObjectRecord, Finding]] = []
+    late: list[tuple[Checked, Finding]] = []
+
+    def soften(finding: Finding) -> Finding:
+        # Before the errors are noted: a warning about an object the cluster may hold refuses nothing.
+        return soften_unresolved(finding, context, unseen_cluster=options.unseen_cluster, strict=options.strict)
+
     for item in checked:
         old = old_objects.get(_namespaced_key(item.record.obj, ctx)) if old_objects else None
         if old is not None:
             # Updates were left for now: their webhooks may look up other objects (TrainJob J13).
             item.result = admit(item.record.obj, cluster_ctx.for_update(), old=old)
             context.add(item.result.obj if item.result.obj is not None else item.record.obj)
-            late.extend((item.record, finding) for finding in item.result.findings)
+            updated = [soften(finding) for finding in item.result.findings]
+            _note_errors(item, updated, options)
+            late.extend((item, finding) for finding in updated)
             continue
         obj = item.result.obj
         if obj is not None and item.result.typed and item.result.handler is not None:
-            in_cluster = admit_in_cluster(obj, cluster_ctx)
-            late.extend((item.record, finding) for finding in in_cluster)
-            if not any(f.effective_severity is Severity.ERROR for f in item.result.findings + in_cluster):
+            in_cluster = [soften(finding) for finding in admit_in_cluster(obj, cluster_ctx)]
+            _note_errors(item, in_cluster, options)
+            late.extend((item, finding) for finding in in_cluster)
+            if not options.admission_only and not item.consequences_checked and not item.errors:
                 consequences = item.result.handler.validate_consequences(obj, cluster_ctx)
-                late.extend((item.record, finding) for finding in consequences)
+                late.extend((item, finding) for finding in consequences)
     positions = _Positions()
-    late.extend(_cross_object(checked, cluster_ctx))
-    late.extend(_duplicates(checked, ctx, old_objects, positions))
-    for record, finding in late:
-        if not _ignored(record.obj, finding, options.ignore):
-            finding = soften_unresolved(finding, context, unseen_cluster=options.unseen_cluster, strict=options.strict)
-            diagnostics.append(positions.diagnostic(record, finding))
+    by_record = {id(item.record): item for item in checked}
+    late.extend((by_record[id(record)], finding) for record, finding in _cross_object(checked, cluster_ctx, options))
+    if not options.admission_only:
+        late.extend((by_record[id(record)], finding) for record, finding in _duplicates(checked, ctx, old_objects, positions))
+    for item, finding in late:
+        if _kept(item.record.obj, finding, options) and not (finding.rule.layer is Layer.CONSEQUENCE and item.errors):
+            finding = soften(finding)
+            diagnostics.append(positions.diagnostic(item.record, finding, _after(item, finding)))
+    diagnostics = _without_consequences_of_refused(diagnostics, checked)
 
     diagnostics.sort(key=Diagnostic.sort_key)
     notes = _empty_directories(options.paths, checked, diagnostics)
@@ -176,17 +203,22 @@ def check_file(
                 checked.extend(scenario.checked)
                 continue
         result = _admit_record(record, ctx, old_objects)
-        findings: Iterable[Finding] = result.findings
-        linted = False
-        if result.obj is not None and result.typed:
+        item = Checked(record, result)
+        _note_errors(item, result.findings, options)
+        findings: list[Finding] = list(result.findings)
+        handler = result.handler
+        if result.obj is not None and result.typed and not options.admission_only:
             # Here rather than in phase B: in parallel, and with the object's node tree at hand for
             # positions (phase B would parse the file again to place a warning).
-            findings = [*findings, *run_local_lints(record, result.obj, ctx)]
-            linted = True
+            findings += run_local_lints(record, result.obj, ctx)
+            item.linted_locally = True
+            if handler is not None and not handler.consequences_look_up and not item.errors:
+                findings += handler.validate_consequences(result.obj, ctx)
+                item.consequences_checked = True
         for finding in findings:
-            if not _ignored(record.obj, finding, ignore):
-                diagnostics.append(record.diagnostic(finding))
-        checked.append(Checked(record, result, linted))
+            if _kept(record.obj, finding, options):
+                diagnostics.append(record.diagnostic(finding, _after(item, finding)))
+        checked.append(item)
     return FileResult(diagnostics, checked)
 
 
@@ -243,6 +275,28 @@ def _empty_directories(paths: Sequence[str], checked: list[Checked], diagnostics
     return notes
 
 
+def _note_errors(item: Checked, findings: Iterable[Finding], options: ValidateOptions) -> None:
+    """Remember the layers of an object's admission errors (those the user did not ignore)."""
+    layers = {f.rule.layer for f in findings
+              if f.effective_severity is Severity.ERROR and _kept(item.record.obj, f, options)}
+    if layers - item.errors:
+        item.errors = item.errors | layers
+
+
+def _after(item: Checked, finding: Finding) -> Layer | None:
+    handler = item.result.handler
+    return stopped_before(finding.rule.layer, item.errors, webhooks=handler is not None and handler.webhooks)
+
+
+def _without_consequences_of_refused(diagnostics: list[Diagnostic], checked: list[Checked]) -> list[Diagnostic]:
+    """Consequences found in phase A, of objects that phase B found refused (a webhook error that needs a
+    lookup, e.g. an existing PVC): the object is never stored, so they are dropped."""
+    refused = {(item.record.file, item.record.ref) for item in checked if item.consequences_checked and item.errors}
+    if not refused:
+        return diagnostics
+    return [d for d in diagnostics if not (d.layer is Layer.CONSEQUENCE and (d.file, d.object) in refused)]
+
+
 def _phase_a(
     sources: list[Source], ctx: AdmissionContext, old_objects: dict[ObjectKey, dict[str, Any]], options: ValidateOptions
 ) -> Iterator[FileResult]:
@@ -292,8 +346,10 @@ def _ignore_sigint() -> None:
 _WORKER_STATE: tuple[AdmissionContext, dict[ObjectKey, dict[str, Any]], ValidateOptions] | None = None
 
 # What a worker sends back per object: file, document index, prefix, the object as written, the object as
-# admission left it (or None) and whether it was well-typed. Node trees and handlers stay behind.
-_Detached = tuple[str, int, tuple[str | int, ...], dict[str, Any], dict[str, Any] | None, bool, bool]
+# admission left it (or None), whether it was well-typed, linted, its error layers and whether its
+# consequences were checked. Node trees and handlers stay behind.
+_Detached = tuple[str, int, tuple[str | int, ...], dict[str, Any], dict[str, Any] | None, bool, bool, frozenset[Layer],
+                  bool]
 
 
 def _worker_check(source: Source) -> tuple[list[Diagnostic], list[_Detached]]:
@@ -302,7 +358,7 @@ def _worker_check(source: Source) -> tuple[list[Diagnostic], list[_Detached]]:
     result = check_file(source, ctx, old_objects, options)
     detached = [
         (c.record.file, c.record.document.index, c.record.prefix, c.record.obj, c.result.obj, c.result.typed,
-         c.linted_locally)
+         c.linted_locally, c.errors, c.consequences_checked)
         for c in result.checked
     ]
     return result.diagnostics, detached
@@ -312,10 +368,10 @@ def _reattach(diagnostics: list[Diagnostic], detached: list[_Detached], ctx: Adm
     from jobsetctl.admission.chain import resolve_handler
 
     checked: list[Checked] = []
-    for file, index, prefix, raw, admitted, typed, linted in detached:
+    for file, index, prefix, raw, admitted, typed, linted, errors, consequences in detached:
         record = ObjectRecord(Document(file, index, None, None), prefix, raw)
         handler = resolve_handler(admitted, ctx)[0] if admitted is not None else None
-        checked.append(Checked(record, AdmissionResult(admitted, [], handler, typed), linted))
+        checked.append(Checked(record, AdmissionResult(admitted, [], handler, typed), linted, errors, consequences))
     return FileResult(diagnostics, checked)
 
 
@@ -325,8 +381,8 @@ class _Positions:
     def __init__(self) -> None:
         self._documents: dict[str, list[Document]] = {}
 
-    def diagnostic(self, record: ObjectRecord, finding: Finding) -> Diagnostic:
-        return self.attach(record).diagnostic(finding)
+    def diagnostic(self, record: ObjectRecord, finding: Finding, after: Layer | None = None) -> Diagnostic:
+        return self.attach(record).diagnostic(finding, after)
 
     def where(self, record: ObjectRecord, at: tuple[str | int, ...] = ("metadata", "name")) -> str:
         """``file:line`` of ``at`` in the record, for messages that point at another object."""
@@ -355,6 +411,28 @@ def _admit_record(
     if old_objects and _namespaced_key(record.obj, ctx) in old_objects:
         return AdmissionResult(None, [])  # an update: admitted in phase B, with a view of the other objects
     return admit(record.obj, ctx)
+
+
+def lint_records(records: Sequence[ObjectRecord], ctx: AdmissionContext) -> list[Diagnostic]:
+    """The lint findings validate would report for these objects (``simulate`` shows them before its run):
+    each admitted without a cluster view, then every lint over the admitted ones with the inputs and the
+    built-in runtimes to look up. Admission's own findings are left out (the run reports refusals)."""
+    from jobsetctl.lint import run_lints
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
+    index = ObjectIndex()
+    admitted: list[tuple[ObjectRecord, dict[str, Any], bool]] = []
+    for record in records:
+        result = admit(record.obj, ctx)
+        if result.obj is not None and result.typed:
+            admitted.append((record, result.obj, False))
+            index.add(result.obj)
+    for obj in builtin_runtimes():
+        index.add_missing(obj)
+    cluster_ctx = AdmissionContext(ctx.version, ctx.gates, cluster=index)
+    diagnostics = [record.diagnostic(finding) for record, finding in run_lints(admitted, cluster_ctx)
+                   if not _ignored(record.obj, finding, frozenset())]
+    return sorted(diagnostics, key=Diagnostic.sort_key)
 
 
 def _namespaced_key(obj: dict[str, Any], ctx: AdmissionContext) -> ObjectKey:
@@ -424,12 +502,18 @@ def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[dict
             yield result.obj if result.obj is not None else record.obj
 
 
-def _cross_object(checked: list[Checked], ctx: AdmissionContext) -> Iterable[tuple[ObjectRecord, Finding]]:
+def _cross_object(
+    checked: list[Checked], ctx: AdmissionContext, options: ValidateOptions
+) -> Iterable[tuple[ObjectRecord, Finding]]:
     from jobsetctl.lint import run_lints
     from jobsetctl.reference import check_references
 
     admitted = [(c.record, c.result.obj) for c in checked if c.result.obj is not None and c.result.typed]
     yield from check_references(admitted, ctx)
+    if options.admission_only:
+        return
+    # Kueue's references (a job's LocalQueue, a ClusterQueue's flavors) are refused by no API server: a
+    # workload waits instead. Not part of --admission-only.
     from jobsetctl.kueue.references import check_kueue_references
 
     yield from check_kueue_references(admitted, ctx)
@@ -457,6 +541,13 @@ def _duplicates(
 
 def _ignored_rule(rule_id: str, ignore: frozenset[str]) -> bool:
     return rule_id in ignore or "all" in ignore
+
+
+def _kept(obj: dict[str, Any], finding: Finding, options: ValidateOptions) -> bool:
+    """Not ignored, and, with ``admission_only``, something the API server answers (by layer)."""
+    if options.admission_only and not finding.rule.layer.admission:
+        return False
+    return not _ignored(obj, finding, options.ignore)
 
 
 def _ignored(obj: dict[str, Any], finding: Finding, ignore: frozenset[str]) -> bool:

@@ -93,3 +93,53 @@ def table(diagnostics: list[Diagnostic], *, infos: bool = False) -> list[tuple[i
 
 def rules_of(diagnostics: list[Diagnostic]) -> list[str]:
     return [d.rule for d in diagnostics if d.severity != "info"]
+
+
+# --- where a finding points (issue #13) ---------------------------------------------------------------
+
+
+def _positions_under(node: Any) -> set[tuple[int, int]]:
+    """0-based (line, column) of a node, every key and every value below it."""
+    from jobsetctl.loader.yamlload import PosMapping, PosSequence, node_position, unpack
+
+    found = {node_position(node)}
+    if isinstance(node, PosMapping):
+        for key_at, value in zip(node.key_at, node.values, strict=True):
+            found.add(unpack(key_at))
+            found |= _positions_under(value)
+    elif isinstance(node, PosSequence):
+        for item in node.items:
+            found |= _positions_under(item)
+    return found
+
+
+def allowed_positions(file: str, obj: dict[str, Any] | None, path: str) -> set[tuple[int, int]]:
+    """1-based (line, column) a finding at ``path`` of the object ``obj`` (a diagnostic's ``object``,
+    as in ``-o json``) of ``file`` may point at: inside the deepest part of the path the object has (its
+    key or anything below it). Upstream paths may name what the file does not have (a defaulted field,
+    a quirk such as ``spec.RuntimeRef``); when not even the first segment exists, only the object's own
+    first line will do: the finding is about the whole object."""
+    from jobsetctl.kube.field import parse_path
+    from jobsetctl.loader.objects import load_file
+    from jobsetctl.loader.sources import Source
+    from jobsetctl.loader.yamlload import PosMapping, PosSequence, node_position, unpack
+
+    allowed: set[tuple[int, int]] = set()
+    for record in load_file(Source(file, file)).records:
+        if obj is not None and record.ref.as_dict() != obj:
+            continue
+        root = node = record.document.node_at(record.prefix)
+        key_at: tuple[int, int] | None = None
+        for seg in parse_path(path):
+            if isinstance(node, PosMapping) and isinstance(seg, str) and seg in node.keys:
+                index = len(node.keys) - 1 - node.keys[::-1].index(seg)  # the last duplicate wins
+                key_at, node = unpack(node.key_at[index]), node.values[index]
+            elif isinstance(node, PosSequence) and isinstance(seg, int) and 0 <= seg < len(node.items):
+                key_at, node = None, node.items[seg]
+            else:
+                break
+        if node is root:
+            allowed.add(node_position(root))
+        else:
+            allowed |= _positions_under(node) | ({key_at} if key_at is not None else set())
+    return {(line + 1, column + 1) for line, column in allowed}

@@ -1,4 +1,6 @@
-"""The reference layer: checks across objects and files (scheduling.md §1.3, §1.6, §1.8, §3.1).
+"""Checks across objects and files (scheduling.md §1.3, §1.6, §1.8, §3.1): the reference layer (what the
+API server checks itself: one default PriorityClass) and the consequence layer (accepted, refused or
+never scheduled later; issue #13).
 
 Each table lists (file, line, column, rule) over several files, so that references cross files.
 """
@@ -16,9 +18,10 @@ from tests.helpers import UPSTREAM, requires_upstream, validate_files
 WAS = UPSTREAM / "jobset" / "examples" / "workload-aware-scheduling"
 
 
-def located(diagnostics: list[Diagnostic], *, layer: str = "reference") -> list[tuple[str, int, int, str, str]]:
+def located(diagnostics: list[Diagnostic]) -> list[tuple[str, int, int, str, str]]:
+    """The findings of :mod:`jobsetctl.reference` (rule ids ``ref-*``)."""
     return [(Path(d.file).name, d.line, d.column, d.rule, str(d.severity))
-            for d in diagnostics if str(d.layer) == layer]
+            for d in diagnostics if d.rule.startswith("ref-")]
 
 
 JOBSET_136 = """
@@ -97,7 +100,9 @@ def test_references_136_table(tmp_path: Path) -> None:
     assert by_rule["ref-gang-too-large"] == (
         'gang minCount 5 is larger than the 4 pods that reference PodGroup "pg" (JobSet js/workers: 2 × 2 pods): '
         "the gang can never be admitted")
-    assert by_rule["ref-priority-class"] == "no PriorityClass with name missing was found"
+    assert by_rule["ref-priority-class"] == (
+        'JobSet "js" is accepted, but the Priority admission plugin refuses its pods: '
+        "no PriorityClass with name missing was found")
     assert by_rule["ref-group-missing"] == (
         'PodGroup "nowhere" is not among the inputs: its pods would wait until it exists')
     assert by_rule["ref-template-missing"] == 'Workload "w" has no podGroupTemplate "wrong"'

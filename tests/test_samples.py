@@ -11,6 +11,7 @@ How the corpus works (``samples/README.md`` says the same for users):
   names it first, ``# jobsetctl: simulate --nodes nodes.yaml`` (the default command is ``validate``;
   any command whose ``-o json`` output has a ``diagnostics`` list works).
 * :data:`EXEMPT`: the rules no committable manifest can trigger, each with the reason.
+* every finding about an object, of every sample, has its field path and points inside it (issue #13).
 
 Adding a rule? ``test_every_rule_has_a_sample`` fails and names it until its sample exists.
 """
@@ -30,7 +31,7 @@ import pytest
 from jobsetctl.cli.app import run
 from jobsetctl.kinds.registry import clear_extra
 from jobsetctl.rules import all_rules
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, allowed_positions
 
 VALID = SAMPLES / "valid"
 INVALID = SAMPLES / "invalid"
@@ -201,3 +202,12 @@ def test_sample_triggers_its_rule(rule: str) -> None:
     diagnostics = validate_json(sample.inputs, sample.options, sample.command)
     found = sorted({d["rule"] for d in diagnostics})
     assert rule in found, f"{sample.location} does not trigger {rule}; it gives {found}"
+    # Issue #13, over the whole registry: every finding about an object carries its field path and
+    # points inside that field (the object's own first line only when the path is not in the object).
+    for d in diagnostics:
+        if d["object"] is None:
+            continue  # the input itself (YAML, files): a position, no object
+        where = f"{d['file']}:{d['line']}:{d['column']} {d['rule']}"
+        assert d["path"], f"{where} has no field path"
+        assert (d["line"], d["column"]) in allowed_positions(d["file"], d["object"], d["path"]), (
+            f"{where} does not point inside its path {d['path']}")

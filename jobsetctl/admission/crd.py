@@ -50,6 +50,9 @@ class CrdHandler(KindHandler):
         #: Served version -> its ``openAPIV3Schema``.
         self.schemas = schemas
         self.builtin = builtin
+        # The webhooks of a kind we know keep running next to the CRD (see the module docstring).
+        self.webhooks = builtin.webhooks if builtin is not None else False
+        self.consequences_look_up = builtin.consequences_look_up if builtin is not None else False
         self._compiled: dict[tuple[str, KubeVersion], StructuralSchema] = {}
 
     def served_versions(self, version: KubeVersion) -> tuple[str, ...]:
@@ -77,6 +80,9 @@ class CrdHandler(KindHandler):
 
     def validate_update(self, old: Object, new: Object, ctx: AdmissionContext) -> Iterable[Finding]:
         return self.builtin.validate_update(old, new, ctx) if self.builtin is not None else ()
+
+    def validate_consequences(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
+        return self.builtin.validate_consequences(obj, ctx) if self.builtin is not None else ()
 
     def __repr__(self) -> str:
         return f"CrdHandler({self.group}/{self.kind} from {self.source})"

@@ -82,9 +82,10 @@ def validate(
     context: Annotated[list[str] | None, typer.Option("--context", help="Files or directories whose objects references resolve against (a PriorityClass, a runtime in an unchanged file); never reported.")] = None,
     pre_commit: Annotated[bool, typer.Option("--pre-commit", help="Run as the pre-commit hook: Helm templates are passed over, and without --context every manifest git tracks is the context.")] = False,
     kueue_config: KueueConfigOption = None,
+    admission_only: Annotated[bool | None, typer.Option("--admission-only/--no-admission-only", help="Only what the API server answers (kubectl apply --dry-run=server): no consequences, no lints.")] = None,
 ) -> int:
     """Check manifests with the whole admission chain, offline: schema, defaults, CEL, webhooks,
-    references across files, and lints."""
+    references across files; then what fails after admission (consequences), and lints."""
     from jobsetctl.cli.options import validate_options
     from jobsetctl.cli.reporters import REPORTERS
     from jobsetctl.validate import run
@@ -92,6 +93,7 @@ def validate(
     options = validate_options(
         paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs,
         context=context or [], pre_commit=pre_commit, unseen_cluster=True, kueue_config=kueue_config,
+        admission_only=admission_only,
     )
     report = run(options)
     for note in report.notes:

@@ -35,6 +35,7 @@ def validate_options(
     pre_commit: bool = False,
     unseen_cluster: bool = False,
     kueue_config: str | None = None,
+    admission_only: bool | None = None,
 ) -> ValidateOptions:
     """``context`` None: the command has no context (render: its fake cluster is all there is), and the
     configuration's ``context:`` does not apply."""
@@ -74,6 +75,7 @@ def validate_options(
         pre_commit=pre_commit,
         unseen_cluster=unseen_cluster,
         kueue=kueue_configuration(kueue_config),
+        admission_only=admission_only if admission_only is not None else bool(config.admission_only),
     )
 
 

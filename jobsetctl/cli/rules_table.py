@@ -19,9 +19,10 @@ def render_rules(fmt: str) -> str:
             indent=2,
         ) + "\n"
     width = max((len(r.id) for r in rules), default=10)
-    lines = [f"{'RULE':<{width}}  {'SEVERITY':<8}  {'LAYER':<9}  DESCRIPTION"]
+    layer_width = max((len(str(r.layer)) for r in rules), default=5)
+    lines = [f"{'RULE':<{width}}  {'SEVERITY':<8}  {'LAYER':<{layer_width}}  DESCRIPTION"]
     for r in rules:
-        lines.append(f"{r.id:<{width}}  {r.severity!s:<8}  {r.layer!s:<9}  {r.summary}")
+        lines.append(f"{r.id:<{width}}  {r.severity!s:<8}  {r.layer!s:<{layer_width}}  {r.summary}")
         if r.fix:
-            lines.append(f"{'':<{width}}  {'':<8}  {'':<9}  fix: {r.fix}")
+            lines.append(f"{'':<{width}}  {'':<8}  {'':<{layer_width}}  fix: {r.fix}")
     return "\n".join(lines) + "\n"

@@ -32,6 +32,7 @@ from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.index import already_exists, is_cluster_scoped, object_key, resource_plural
 from jobsetctl.kinds.interface import AdmissionContext, Object, Operation
 from jobsetctl.kube.featuregates import FeatureGates
+from jobsetctl.kube.field import invalid_status
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import KubeVersion, split_api_version
 
@@ -92,8 +93,8 @@ class WriteResult:
         if self.error:
             return self.error
         group, kind, name = self.target
-        qualified = f"{kind}.{group}" if group else kind
-        return f'{qualified} "{name}" is invalid: {self.message()}'
+        return invalid_status(group, kind, name, [f.message for f in self.findings
+                                                  if f.effective_severity is Severity.ERROR])
 
     def message(self) -> str:
         if self.error:

@@ -12,10 +12,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jobsetctl.diagnostics import Severity
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType, WriteResult
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.fakecluster.manager import Controller, Manager
+from jobsetctl.jobset.podwebhook import WAITING_FOR_LEADER
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.versions import KubeVersion
@@ -122,4 +124,7 @@ class FakeCluster:
             self.recorder.record_for(event.obj, "Deleted")
 
     def _record_rejection(self, obj: Object, result: WriteResult) -> None:
-        self.recorder.record_for(obj, "Rejected", reason=result.reason(), message=result.message())
+        rules = {f.rule.id for f in result.findings if f.effective_severity is Severity.ERROR}
+        transient = bool(rules) and rules <= WAITING_FOR_LEADER
+        self.recorder.record_for(obj, "Rejected", reason=result.reason(), message=result.message(),
+                                 transient=transient)

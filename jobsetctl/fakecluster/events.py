@@ -43,6 +43,9 @@ class SimEvent:
     message: str | None = None
     #: The API group, for kinds of :data:`SHARED_KINDS` outside the implied group (see :func:`event_group`).
     group: str | None = None
+    #: A ``Rejected`` create the creating controller retries by design (the JobSet pod webhook refusing an
+    #: exclusive-placement follower until its leader is scheduled): not an object that can never exist.
+    transient: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -62,6 +65,8 @@ class SimEvent:
             data["reason"] = self.reason
         if self.message is not None:
             data["message"] = self.message
+        if self.transient:
+            data["transient"] = True
         return data
 
 
@@ -99,8 +104,9 @@ class Recorder:
         reason: str | None = None,
         message: str | None = None,
         group: str | None = None,
+        transient: bool = False,
     ) -> None:
-        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message, group))
+        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message, group, transient))
 
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}

@@ -12,14 +12,15 @@
 2. **Gangs all-or-nothing at bind time.** For a gang (in-tree ``gang`` PodGroup or 1.35 Workload
    podGroup, coscheduling ``minMember``, Volcano ``minMember``): when the gang goes from no bound member
    to some, the members bound during that virtual instant plus those already bound reach ``minCount``
-   by the end of the instant. "Instant" is one value of the virtual clock: in every version the
+   by the end of the instant (pods created already bound, ``spec.nodeName`` set by their author, count
+   as members but were not scheduled, so they start no such check). "Instant" is one value of the virtual clock: in every version the
    binding of a gang happens in one instant — 1.35 releases the pods waiting at Permit together, 1.36+
    binds a whole PodGroup cycle, coscheduling allows every waiting pod at once. Checked when time moves
    on (and by :meth:`finish`). ``minCount`` is read when the instant closes (1.37 allows decreasing it).
 3. **Preemption only of lower priority.** Every ``Preempted`` timeline event names its preemptor (a pod
-   ``namespace/name`` or ``PodGroup namespace/name``); the preemptor's priority (a PodGroup's
-   ``spec.priority``, else its highest member's) must exceed the victim's (the lower of the pod's and
-   its PodGroup's priority, so both per-pod and workload-aware preemption are covered).
+   ``namespace/name``, ``PodGroup namespace/name`` or ``CompositePodGroup namespace/name``); the preemptor's
+   priority (a group's ``spec.priority``, else its highest member's) must exceed the victim's (the lower
+   of the pod's and its PodGroup's priority, so both per-pod and workload-aware preemption are covered).
 4. **Taints respected.** A pod the scheduler binds (``spec.nodeName`` set on an existing pod) tolerates
    every ``NoSchedule``/``NoExecute`` taint of that node at that moment.
 5. **No ``dependsOn`` stage before its dependency is met.** When a child Job of a JobSet's replicated job
@@ -35,6 +36,10 @@
    ``uncountedTerminatedPods`` is empty, a finished Job has no tracked or active pod left, and an
    unfinished one's ``active``/``terminating``/``ready`` match its pods (details, and why some of these
    are bounds rather than equalities, in :mod:`jobsetctl.fakecluster.invariants_jobs`).
+7. **A gang that preempted is bound, or explains why not, within the same instant once its victims are
+   gone.** When the last victim of a PodGroup's or CompositePodGroup's preemption (or of a gang member's
+   per-pod preemption) is deleted, by the end of that instant the gang has ``minCount`` members bound, or
+   has recorded a new ``Scheduled``/``Unschedulable`` event (:mod:`jobsetctl.fakecluster.invariants_preemption`).
 
 The simulate runner calls :meth:`InvariantChecker.finish` when a run ends (it closes the last instant and
 runs the end-of-run part of rule 6). ``checks`` counts the individual checks executed (the hardening issue
@@ -43,13 +48,13 @@ reports it).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.fakecluster.invariants_jobs import InvariantViolation, WorkloadBooks
+from jobsetctl.fakecluster.invariants_preemption import PREEMPTOR, GangRef, PreemptingGangs
 from jobsetctl.fakecluster.scheduler.groups import (
     COSCHED,
     POD_GROUP,
@@ -72,7 +77,6 @@ from jobsetctl.fakecluster.scheduler.podinfo import (
 from jobsetctl.kube import podspec
 
 DEFAULT_MAX_PODS = 110
-_PREEMPTOR = re.compile(r"^Preempted by (?:(?P<group>PodGroup) )?(?:pod )?(?P<ns>[^/\s]+)/(?P<name>\S+)")
 
 
 @dataclass(slots=True)
@@ -105,11 +109,15 @@ class InvariantChecker:
         self._opening: dict[GroupKey, set[str]] = {}
         self._seen_events = 0
         self._workloads = WorkloadBooks(lambda: api.clock.now)
+        self._gangs = PreemptingGangs(api, recorder, self._bound_members) if recorder is not None else None
         api.subscribe(self._on_event)
 
     @property
     def checks(self) -> int:
-        return self._checks + self._workloads.checks
+        return self._checks + self._workloads.checks + (self._gangs.checks if self._gangs is not None else 0)
+
+    def _bound_members(self, gang: GangRef) -> int:
+        return len(self._group_bound.get((POD_GROUP, gang[1], gang[2]), set()))
 
     # ---- stream ------------------------------------------------------------------------------------
     def _on_event(self, event: WatchEvent) -> None:
@@ -168,7 +176,10 @@ class InvariantChecker:
         self._check_node(bound.node)
         if group is not None:
             members = self._group_bound.setdefault(group, set())
-            if not members and group not in self._opening:
+            # A pod created already bound (``spec.nodeName`` set by its author) was never scheduled: it
+            # counts as a bound member but opens no all-or-nothing check of its own.
+            scheduled = event.type != WatchType.ADDED
+            if scheduled and not members and group not in self._opening:
                 self._opening[group] = set()
             if group in self._opening:
                 self._opening[group].add(uid)
@@ -220,10 +231,14 @@ class InvariantChecker:
             return None
         if obj is None:
             return None
+        if kind in (WORKLOAD_GROUP, POD_GROUP) and not self.api.gates.enabled("GangScheduling"):
+            return None  # nothing enforces an in-tree gang's minCount without the gate
         spec = parse_group_spec(group, obj, self.api.gates, self.api.version)
         return spec.min_count if spec.gang else None
 
     def _close_instant(self) -> None:
+        if self._gangs is not None:
+            self._gangs.close_instant(self._instant)
         for group, binds in self._opening.items():
             if not binds:
                 continue
@@ -245,13 +260,13 @@ class InvariantChecker:
             self._seen_events += 1
             if event.kind != "Pod" or event.event != "Preempted" or not event.message:
                 continue
-            match = _PREEMPTOR.match(event.message)
+            match = PREEMPTOR.match(event.message)
             if match is None:
                 raise InvariantViolation(f"unreadable preemption message {event.message!r}")
             victim = self.api.get("", "Pod", event.namespace, event.name)
             if victim is None:
                 continue
-            preemptor = self._priority_of(match.group("ns"), match.group("name"), bool(match.group("group")))
+            preemptor = self._priority_of(match.group("ns"), match.group("name"), match.group("kind"))
             victim_priority = self._victim_priority(victim)
             self._checks += 1
             if preemptor is not None and victim_priority is not None and not preemptor > victim_priority:
@@ -259,14 +274,16 @@ class InvariantChecker:
                     f"t={event.time:g}s {event.namespace}/{event.name} (priority {victim_priority}) preempted by "
                     f"{match.group('ns')}/{match.group('name')} (priority {preemptor}), not lower priority")
 
-    def _priority_of(self, namespace: str, name: str, group: bool) -> int | None:
-        if not group:
+    def _priority_of(self, namespace: str, name: str, kind: str | None) -> int | None:
+        if not kind:
             pod = self.api.get("", "Pod", namespace, name)
             return _priority(pod) if pod is not None else None
-        obj = self.api.get("scheduling.k8s.io", "PodGroup", namespace, name)
+        obj = self.api.get("scheduling.k8s.io", kind, namespace, name)
         value = mapping(obj.get("spec")).get("priority") if obj is not None else None
         if isinstance(value, int):
             return value
+        if kind != "PodGroup":
+            return None  # a CompositePodGroup without spec.priority: nothing to compare with
         members = [p for p in self.api.list("", "Pod", namespace)
                    if group_key_of(p, self.api.version, self.api.gates) == (POD_GROUP, namespace, name)]
         return max((_priority(p) or 0 for p in members), default=None)

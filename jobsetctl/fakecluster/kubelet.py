@@ -33,7 +33,7 @@ simulation event is recorded for such a kill: the pod was stopped on request.
 Node failure and what follows (taint eviction, PodGC) is :mod:`.nodelifecycle`; the simulate engine
 calls :meth:`Kubelet.fail_node` and :meth:`Kubelet.fail_pod`. A deleted Node stops its pods, which
 PodGC collects (:mod:`.nodelifecycle`); a pod bound to a node that does not exist starts when a Node of
-that name is created.
+that name is created within PodGC's quarantine, and is collected otherwise.
 """
 
 from __future__ import annotations
@@ -240,7 +240,10 @@ class Kubelet(Controller):
                 self._discard_unstarted(pod)
                 return None
             if self.api.get("", "Node", "", node) is None:
-                return None  # a pod bound to a node that does not exist never starts
+                # A pod bound to a node that does not exist never starts; PodGC's gcOrphaned sees the
+                # missing node and collects the pod after the quarantine, unless the node appears.
+                self.lifecycle.node_missing(node)
+                return None
             run = self._start(pod, node)
         now = self.clock.now
         meta = _mapping(pod.get("metadata"))

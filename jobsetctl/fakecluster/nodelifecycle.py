@@ -25,7 +25,9 @@ A deleted Node (a Scenario's ``delete: {kind: Node}``: the machine is gone) is w
 been missing for :data:`ORPHAN_QUARANTINE_SECONDS` every pod still bound to it is marked ``Failed`` with
 ``DisruptionTarget=True`` reason ``DeletionByPodGC`` message ``PodGC: node no longer exists``
 (``markFailedAndDeletePodWithCondition``; the Pod ``Failed`` simulation event carries them) and force
-deleted. A node of that name created again within the quarantine keeps its pods. (Checked upstream:
+deleted. A node of that name created again within the quarantine keeps its pods. A pod bound to a node
+that never existed is collected the same way, the quarantine running from when the kubelet first finds
+the node missing (``gcOrphaned`` queues every node its pods name that the informer does not know). (Checked upstream:
 kubernetes ``pkg/controller/podgc/gc_controller.go``, ``quarantineTime = 40 * time.Second``, and the
 condition's reason and message in ``gcOrphaned``; the spec files do not cover PodGC.)
 
@@ -154,6 +156,10 @@ class NodeLifecycle:
             return
         self.deleted[name] = self.clock.now
         self.clock.call_at(self.clock.now + ORPHAN_QUARANTINE_SECONDS, self._gc_orphaned, name, self.clock.now)
+
+    def node_missing(self, name: str) -> None:
+        """A pod is bound to a node that does not exist (now): the same quarantine as a deleted node."""
+        self.node_deleted(name)
 
     def node_created(self, name: str) -> None:
         self.deleted.pop(name, None)

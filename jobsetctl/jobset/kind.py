@@ -22,6 +22,8 @@ class JobSetHandler(KindHandler):
     group = api.GROUP
     kind = api.KIND
     namespaced = True
+    webhooks = True  # vjobset.kb.io
+    consequences_look_up = False  # the child Jobs are made of the JobSet alone
 
     def served_versions(self, version: KubeVersion) -> tuple[str, ...]:
         # The JobSet CRD serves one version whatever the Kubernetes release.
@@ -53,6 +55,11 @@ class JobSetHandler(KindHandler):
         from jobsetctl.jobset.update import validate_update
 
         return validate_update(old, new, ctx)
+
+    def validate_consequences(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
+        from jobsetctl.jobset.consequences import check_child_jobs
+
+        return check_child_jobs(obj, ctx)
 
 
 HANDLER = JobSetHandler()

@@ -59,6 +59,9 @@ LEADER_NOT_SCHEDULED = define(
     "vpod.kb.io denies an exclusive-placement follower pod while its leader pod is not scheduled.",
     spec=_SPEC,
 )
+#: Refusals that only mean "the leader is not scheduled yet": upstream's design, the Job controller
+#: retries the pod (``simulate`` does not count them as rejections, ``render`` explains them).
+WAITING_FOR_LEADER = frozenset({FOLLOWER_NODE_SELECTOR.id, LEADER_NOT_SCHEDULED.id})
 LEADER_LOOKUP = define(
     "pod-jobset-leader-lookup", Layer.WEBHOOK, Severity.ERROR,
     "The leader pod of an exclusive-placement follower is missing, ambiguous, or owned by another Job.",

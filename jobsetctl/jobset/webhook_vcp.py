@@ -66,12 +66,12 @@ def check_volume_claim_policies(js: dict[str, Any], jobset_name: str) -> list[Fi
             if len(names.pvc_name(template_name, jobset_name).encode()) > api.MAX_VOLUME_CLAIM_NAME_LENGTH:
                 message = field.invalid(path, template_name, "VolumeClaimPolicies template name is too long")
                 findings.append(field_error(VCP_PVC_NAME_LENGTH, message, path, at))
-            findings += _check_mounts(js, template_name, at)
+            findings += _check_mounts(js, template_name)
             claim_names.add(template_name)
     return findings
 
 
-def _check_mounts(js: dict[str, Any], template_name: str, template_at: Path) -> list[Finding]:
+def _check_mounts(js: dict[str, Any], template_name: str) -> list[Finding]:
     """#24 (no pod volume may take the template's name) and #25 (some container mounts it)."""
     findings: list[Finding] = []
     mounted = False
@@ -94,13 +94,13 @@ def _check_mounts(js: dict[str, Any], template_name: str, template_at: Path) -> 
             )
     if not mounted:
         # The bad value is the whole replicatedJobs list (Go prints it with %#v; we print JSON). The
-        # position is the template, which is what lacks a mount.
+        # position is that upstream path too (issue #13); the message names the template.
         message = field.invalid(
             "spec.replicatedJobs",
             api.as_list(api.spec(js).get("replicatedJobs")),
             f"replicatedJob containers don't have a matching volumeMount: {template_name} from VolumeClaimPolicies",
         )
-        findings.append(field_error(VCP_VOLUME_MOUNT, message, "spec.replicatedJobs", template_at))
+        findings.append(field_error(VCP_VOLUME_MOUNT, message, "spec.replicatedJobs", ("spec", "replicatedJobs")))
     return findings
 
 

@@ -75,6 +75,14 @@ class KindHandler(ABC):
     group: ClassVar[str]
     kind: ClassVar[str]
     namespaced: ClassVar[bool] = True
+    #: True when ``validate``/``validate_in_cluster``/``validate_update`` stand for validating admission
+    #: webhooks (JobSet, Trainer), which the API server calls only once the schema and the CEL rules have
+    #: passed; False for built-in API validation, which runs in the same pass as the schema (issue #13).
+    webhooks: bool = False
+    #: True when ``validate_consequences`` looks up other objects through ``ctx.cluster`` (a TrainJob's
+    #: runtime); False when it needs nothing but the object, so that ``validate`` runs it beside the
+    #: object's own admission, in the worker that has its positions at hand.
+    consequences_look_up: bool = True
 
     def served_versions(self, version: KubeVersion) -> tuple[str, ...]:
         """API versions of this kind that the release serves, newest first. Built-ins read them from
@@ -114,9 +122,12 @@ class KindHandler(ABC):
         return ()
 
     def validate_consequences(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
-        """What goes wrong after admission has accepted the object: objects its controller would create
-        that the API server would reject (a TrainJob's JobSet). ``validate`` reports these; the fake API
-        server does not reject on them, because upstream admits the object and fails later."""
+        """What goes wrong after admission has accepted the object (the ``consequence`` layer): objects
+        its controller would create that the API server or a webhook would refuse (a JobSet's child Jobs,
+        a TrainJob's JobSet), reconcile errors. ``validate`` reports these (``--admission-only`` does
+        not); the fake API server does not reject on them, because upstream admits the object and fails
+        later: ``render`` and ``simulate`` show the refused creation itself. ``ctx.cluster`` is None when
+        ``consequences_look_up`` is False."""
         return ()
 
 

@@ -165,3 +165,11 @@ def duplicate(path: str | Path, value: Any) -> str:
 def internal(detail: str) -> str:
     """A plain (non-field) webhook error: wrapped with a nil path (jobset.md §2.1)."""
     return field_error(ErrorType.INTERNAL, "<nil>", OMIT, detail)
+
+
+def invalid_status(group: str, kind: str, name: str, causes: list[str]) -> str:
+    """The message of an ``Invalid`` (422) status, as a Go client's ``err.Error()`` reads it:
+    ``<Kind>.<group> "<name>" is invalid: <cause>`` (several causes as ``[c1, c2]``)."""
+    qualified = f"{kind}.{group}" if group else kind
+    joined = causes[0] if len(causes) == 1 else "[" + ", ".join(causes) + "]"
+    return f'{qualified} "{name}" is invalid: {joined}'

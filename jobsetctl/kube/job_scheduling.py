@@ -44,7 +44,8 @@ def validate_job_scheduling(spec: dict[str, Any], p: Path, ctx: AdmissionContext
         return c.findings
     policy = scheduling.get("schedulingPolicy")
     policy_path = (*here, "schedulingPolicy")
-    basic = policy is None or c.policy(policy, policy_path, optional_count=True)
+    if policy is not None:
+        c.policy(policy, policy_path, optional_count=True)
     min_count = integer(mapping(mapping(policy).get("gang")).get("minCount"))
     parallelism = integer(spec.get("parallelism"))
     parallelism = 1 if parallelism is None else parallelism
@@ -54,7 +55,7 @@ def validate_job_scheduling(spec: dict[str, Any], p: Path, ctx: AdmissionContext
                at)
     if "schedulingConstraints" in scheduling:
         c.topology(scheduling.get("schedulingConstraints"), (*here, "schedulingConstraints"))
-    c.disruption_mode(scheduling.get("disruptionMode"), (*here, "disruptionMode"), basic=basic)
+    c.disruption_mode(scheduling.get("disruptionMode"), (*here, "disruptionMode"))
     _resource_claims(c, scheduling.get("resourceClaims"), (*here, "resourceClaims"))
     return c.findings
 

@@ -365,7 +365,7 @@ def validate_pod_template(template: Any, p: Path, out: Findings) -> None:
             seen.add(name)
         image = ref.container.get("image")
         if image is None or image == "":
-            out.add(POD_TEMPLATE, kfield.required((*here, "image")), here, path=(*here, "image"))
+            out.add(POD_TEMPLATE, kfield.required((*here, "image")), (*here, "image"))  # the container when absent
         elif isinstance(image, str) and image != image.strip():
             out.add(POD_TEMPLATE, kfield.invalid((*here, "image"), image, "must not have leading or trailing whitespace"),
                     (*here, "image"))

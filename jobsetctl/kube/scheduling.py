@@ -139,12 +139,12 @@ def _group_fields(c: Checker, holder: Any, path: Path, old: Any, *, pod_group: b
     if not isinstance(holder, dict):
         return
     c.drop_gated(holder, path, group_gates(c.version, pod_group=pod_group), old)
-    basic = c.policy(holder.get("schedulingPolicy"), (*path, "schedulingPolicy"))
+    c.policy(holder.get("schedulingPolicy"), (*path, "schedulingPolicy"))
     if "schedulingConstraints" in holder:
         c.topology(holder.get("schedulingConstraints"), (*path, "schedulingConstraints"))
     if "resourceClaims" in holder:
         c.resource_claims(holder.get("resourceClaims"), (*path, "resourceClaims"))
-    c.disruption_mode(holder.get("disruptionMode"), (*path, "disruptionMode"), basic=basic)
+    c.disruption_mode(holder.get("disruptionMode"), (*path, "disruptionMode"))
     c.priority(holder, path)
     if c.version.minor >= 37:
         c.preemption_policy(holder, path)
@@ -283,7 +283,7 @@ def _composite_template(c: Checker, template: dict[str, Any], path: Path, old: A
     c.policy(template.get("schedulingPolicy"), (*path, "schedulingPolicy"), count_key="minGroupCount")
     if "schedulingConstraints" in template:
         c.topology(template.get("schedulingConstraints"), (*path, "schedulingConstraints"))
-    c.disruption_mode(template.get("disruptionMode"), (*path, "disruptionMode"), basic=False)
+    c.disruption_mode(template.get("disruptionMode"), (*path, "disruptionMode"))
     c.priority(template, path)
     c.preemption_policy(template, path)
     for key in ("podGroupTemplates", "compositePodGroupTemplates"):
@@ -400,7 +400,7 @@ class CompositePodGroupHandler(_SchedulingHandler):
         c.policy(spec.get("schedulingPolicy"), (*SPEC, "schedulingPolicy"), count_key="minGroupCount")
         if "schedulingConstraints" in spec:
             c.topology(spec.get("schedulingConstraints"), (*SPEC, "schedulingConstraints"))
-        c.disruption_mode(spec.get("disruptionMode"), (*SPEC, "disruptionMode"), basic=False)
+        c.disruption_mode(spec.get("disruptionMode"), (*SPEC, "disruptionMode"))
         c.priority(spec, SPEC)
         c.preemption_policy(spec, SPEC)
         return c.findings

@@ -30,7 +30,6 @@ from jobsetctl.kube.field import Path, path_string
 from jobsetctl.kube.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from jobsetctl.kube.scheduling_rules import (
     DISRUPTION_MODES_V1ALPHA2,
-    DISRUPTION_POD_GROUP,
     GROUP_PREEMPTION_POLICIES,
     MAX_PRIORITY,
     MAX_RESOURCE_CLAIMS,
@@ -195,21 +194,17 @@ class Checker:
 
     # --- disruption, priority, preemption ------------------------------------------------
 
-    def disruption_mode(self, value: Any, path: Path, *, basic: bool) -> None:
-        """1.36: string enum ``Pod``/``PodGroup``; 1.37: union ``single``/``all``. The wider mode on a
-        ``basic`` group is rejected (scheduling.md §1.8: the disruption unit may not exceed the
-        scheduling unit)."""
+    def disruption_mode(self, value: Any, path: Path) -> None:
+        """1.36: string enum ``Pod``/``PodGroup``; 1.37: union ``single``/``all``. Either mode is valid with
+        either scheduling policy: upstream's own tests create basic PodGroups with ``PodGroup``/``all``
+        (podgrouppreemption_test.go "Preempt the whole basic PodGroup with a PodGroup disruption mode",
+        TestDeferredResizePodPreemption_PodGroupVictims)."""
         if value is None:
             return
         if self.version.minor <= 36:
             if value not in DISRUPTION_MODES_V1ALPHA2:
                 self.emit(self.rules.disruption_mode,
                           kfield.not_supported(path, value, list(DISRUPTION_MODES_V1ALPHA2)), path)
-            elif value == DISRUPTION_POD_GROUP and basic:
-                # Exact upstream wording not found [UNCONFIRMED]; the rule itself is in scheduling.md §1.8.
-                self.emit(self.rules.disruption_mode, kfield.invalid(
-                    path, value, f"disruption mode {DISRUPTION_POD_GROUP} requires a gang scheduling policy"
-                ), path)
             return
         if not isinstance(value, dict):
             return
@@ -217,11 +212,6 @@ class Checker:
         problem = union_errors(path, ["single", "all"], present, declarative=True)
         if problem is not None:
             self.emit(self.rules.disruption_mode, problem, path)
-        elif present == ["all"] and basic:
-            # [UNCONFIRMED] wording; KEP-5710/KEP-5547 reject `all` together with `basic`.
-            self.emit(self.rules.disruption_mode, kfield.forbidden(
-                (*path, "all"), "may not be set when the scheduling policy is basic"
-            ), (*path, "all"))
 
     def priority(self, holder: dict[str, Any], path: Path) -> None:
         """``priority`` ≤ 1e9 and ``priorityClassName`` a DNS subdomain (declarative ``maximum`` and

@@ -15,7 +15,9 @@ One module per rule (yamllint's layout, anchors.md §5.2, §5.5): each defines
 (and a ``samples/invalid/<id>.yaml``, which ``tests/test_samples.py`` demands). Lints run last, in
 phase B of ``validate`` (:func:`run_lints`), on every object admission could type, whether or not
 admission found errors in it. Checks that upstream admission performs belong to the other layers;
-checks across objects that make an object fail belong to :mod:`jobsetctl.reference`.
+checks across objects belong to :mod:`jobsetctl.reference`; what upstream accepts but then refuses to
+create or run (a JobSet's child Jobs, a TrainJob's JobSet) to the ``consequence`` layer (the kind
+handlers' ``validate_consequences``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.lint import (
     gang_exclusive_placement_deadlock,
     gang_min_count_staged,
-    jobset_child_job_invalid,
     jobset_coordinator_without_dns,
     jobset_depends_on_self,
     jobset_exclusive_non_indexed,
@@ -74,8 +75,7 @@ LINTS: dict[str, ModuleType] = {
         jobset_failure_reason_duplicate,
         jobset_success_all_zero_replicas,
         jobset_startup_in_order,
-        jobset_child_job_invalid,
-        jobset_exclusive_priority_scope,
+            jobset_exclusive_priority_scope,
         gang_min_count_staged,
         gang_exclusive_placement_deadlock,
         podgroup_scheduler_name_mismatch,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobsetctl.diagnostics import Diagnostic, Finding, ObjectRef, Severity
+from jobsetctl.diagnostics import Diagnostic, Finding, Layer, ObjectRef, Severity
 from jobsetctl.kube.field import Path
 from jobsetctl.loader.helm import MESSAGE, helm_position, template_action_position
 from jobsetctl.loader.sources import Source, read_text
@@ -37,14 +37,14 @@ class ObjectRecord:
     def position(self, at: Path) -> tuple[int, int]:
         return self.document.position(self.prefix + at)
 
-    def diagnostic(self, finding: Finding) -> Diagnostic:
+    def diagnostic(self, finding: Finding, after: Layer | None = None) -> Diagnostic:
         line, column = self.position(finding.at)
         hint = finding.hint
         if hint is None and finding.rule.id == "schema-type":
             hint = self.scalar_hint(finding.at)
         return Diagnostic(
             self.file, line, column, finding.effective_severity, finding.rule.layer, finding.rule.id,
-            finding.message, finding.path, self.ref, hint, self.prefix + finding.at,
+            finding.message, finding.path, self.ref, hint, self.prefix + finding.at, after,
         )
 
     def scalar_hint(self, at: Path) -> str | None:

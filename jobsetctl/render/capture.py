@@ -30,7 +30,7 @@ from jobsetctl.kube.jsontree import copy_tree
 NOTE_ANNOTATION = "jobsetctl.dev/render-note"
 STAGE_ANNOTATION = "jobsetctl.dev/stage"
 #: Webhook rules that only mean "the leader is not scheduled yet" (transient upstream).
-WAITING_FOR_LEADER = frozenset({podwebhook.FOLLOWER_NODE_SELECTOR.id, podwebhook.LEADER_NOT_SCHEDULED.id})
+WAITING_FOR_LEADER = podwebhook.WAITING_FOR_LEADER
 FOLLOWER_NOTE = ("not created yet: the JobSet pod webhook admits an exclusive-placement follower only once its "
                  "leader pod is scheduled, and render runs no scheduler ({message})")
 

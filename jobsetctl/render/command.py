@@ -3,14 +3,18 @@
 The CLI (:mod:`jobsetctl.cli.render_cmd`) builds :class:`~jobsetctl.render.pipeline.RenderOptions`,
 calls :func:`execute` and maps the outcome to an exit status:
 
-* invalid input: ``validate``'s diagnostics go to stderr, nothing to stdout, nothing is written (exit 1);
+* input the API server refuses (``validate``'s errors of the admission layers): its diagnostics go to
+  stderr, nothing to stdout, nothing is written (exit 1);
+* input it accepts but whose later creations fail (``validate``'s consequence errors, issue #13): the
+  diagnostics go to stderr and the objects to stdout, the refused creation among them with its
+  ``jobsetctl.dev/render-note``; the outcome is failed (exit 1), as ``validate``'s;
 * otherwise the objects go to stdout (YAML stream, or a ``v1`` ``List`` with ``-o json``), or only to
   ``--output-dir`` (one file per object, each written atomically), and a summary goes to stderr: the
   gates render turned on (once), what ``--gang`` generated, objects per kind, pods and requests per
   replicated job;
-* an object the API server refused although ``validate`` passed (other than exclusive-placement
-  followers waiting for their leader, which are expected) makes the outcome failed (exit 1); the
-  refused request is still printed, with its ``jobsetctl.dev/render-note``;
+* any other object the API server refused (other than exclusive-placement followers waiting for their
+  leader, which are expected) makes the outcome failed (exit 1); the refused request is still printed,
+  with its ``jobsetctl.dev/render-note``;
 * usage errors raise :class:`~jobsetctl.status.UsageError` before anything is rendered (exit 2).
 """
 

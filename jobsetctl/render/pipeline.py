@@ -11,7 +11,11 @@ Steps:
 2. the feature gates: the user's, plus those the inputs and ``--gang`` need, turned on as ``simulate``
    does (:func:`jobsetctl.simulate.gates.needed_gates`, ``FeatureGates.with_enabled``: an explicit
    setting always wins);
-3. ``validate`` with those gates: invalid input stops here with the same diagnostics;
+3. ``validate`` with those gates: what the API server refuses stops here with the same diagnostics; an
+   input it accepts but whose later creations fail (``validate``'s consequence errors, e.g. a JobSet
+   whose child Jobs the Job API refuses) goes on, so that the output shows the refused creation where
+   it happens (with its ``jobsetctl.dev/render-note``), and the render fails (exit 1), as ``validate``
+   does;
 4. ``--gang``: the generated objects and the wired JobSets go through ``validate`` too, as if the user
    had written them (:func:`_validate_generated`);
 5. the fake cluster: the context first (``--runtimes`` files, then, when a TrainJob is submitted, the
@@ -38,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobsetctl.diagnostics import Diagnostic, Report
+from jobsetctl.diagnostics import Diagnostic, Report, Severity
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.gang import GangOptions, GangPlan, check_options, generate
 from jobsetctl.gang import needed_gates as gang_gates
@@ -136,13 +140,16 @@ class RenderOutcome:
     #: Diagnostics that stopped the render (nothing was rendered), else None.
     report: Report | None = None
     rendered: Rendered | None = None
-    #: Warnings validate found in inputs that render went on with.
+    #: What validate found in inputs that render went on with: warnings, and consequence errors (accepted
+    #: inputs whose later creations fail; the output shows the refused creation).
     warnings: Report | None = None
 
     @property
     def failed(self) -> bool:
         if self.report is not None:
             return self.report.errors > 0
+        if self.warnings is not None and self.warnings.errors > 0:
+            return True
         return self.rendered is not None and bool(self.rendered.unexpected or self.rendered.refused_inputs)
 
 
@@ -157,8 +164,9 @@ def render(options: RenderOptions) -> RenderOutcome:
     first_gates, _ = turned_on(explicit, list(dict.fromkeys(
         [*needed_gates(raw, vopts.version), *gang_gates(options.gang, vopts.version)])))
     with _replayed_stdin(stdin):
-        outcome = check(dataclasses.replace(vopts, gates=first_gates))
-    if outcome.report.errors:
+        # Consequences are what render shows: never left out here (the config's admissionOnly is validate's).
+        outcome = check(dataclasses.replace(vopts, gates=first_gates, admission_only=False))
+    if refused_at_admission(outcome.report):
         return RenderOutcome(report=outcome.report)
     records = [c.record for c in outcome.checked if _is_api_object(c.record.obj)]
     too_large = limits.estimate(records, pods=options.pods or options.all_stages, command="render",
@@ -172,7 +180,7 @@ def render(options: RenderOptions) -> RenderOutcome:
     gates, enabled = turned_on(explicit, list(dict.fromkeys(needed)))
     if generated.generated:
         report = _validate_generated(vopts, gates, submitted, _wired(submitted, inputs))
-        if report.errors:
+        if refused_at_admission(report):
             return RenderOutcome(report=report)
     try:
         rendered = _run(options, gates, enabled, submission_order(submitted), vopts)
@@ -181,8 +189,14 @@ def render(options: RenderOptions) -> RenderOutcome:
         return RenderOutcome(report=Report([diagnostic], files=outcome.report.files, objects=outcome.report.objects))
     rendered.plans = generated.plans
     rendered.passed_over = passed_over
-    warnings = outcome.report if outcome.report.warnings else None
+    warnings = outcome.report if outcome.report.warnings or outcome.report.errors else None
     return RenderOutcome(rendered=rendered, warnings=warnings)
+
+
+def refused_at_admission(report: Report) -> bool:
+    """Whether the API server itself refuses an input (an error of an admission layer): nothing to render.
+    Consequence errors are not: the input is accepted, and render shows what then fails."""
+    return any(d.severity is Severity.ERROR and d.layer.admission for d in report.diagnostics)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.admission.cel",
     "jobsetctl.jobset.webhook",
     "jobsetctl.jobset.update",
+    "jobsetctl.jobset.consequences",
     "jobsetctl.trainer.webhook",
     "jobsetctl.kube.job",
     "jobsetctl.kube.scheduling",

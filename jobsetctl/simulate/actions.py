@@ -9,6 +9,10 @@
 * ``suspend`` / ``resume``: ``spec.suspend`` set to true / false through an update, so admission sees it
   (an update admission refuses is recorded as ``Rejected`` by the API server).
 * ``delete``: deleted with background propagation, as ``kubectl delete`` does.
+* ``patch``: ``merge`` applied as a JSON merge patch (RFC 7386: mappings merge, ``null`` removes a key,
+  anything else replaces), as ``kubectl patch --type merge`` does, then written through an update, so
+  admission judges it (an immutable field is refused and recorded as ``Rejected``). E.g. an in-place
+  change of a PodGroup's ``minCount`` (mutable on 1.37), which the scheduler's queueing hints react to.
 
 An action whose target does not exist at that moment does not stop the run: it is recorded as a
 ``Rejected`` event of the target (reason ``NotFound``, a message that names the action and its time and
@@ -44,8 +48,24 @@ def apply_action(cluster: FakeCluster, ledger: Ledger, action: Action) -> bool:
         if action.verb == "delete":
             cluster.api.delete(obj, propagation="Background")
             return True
+        if action.verb == "patch":
+            return cluster.api.update(merge_patch(copy_tree(obj), action.merge or {})).ok
         return _set_suspend(cluster, obj, action.verb == "suspend")
     return False
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch of ``target`` (changed in place where it is a mapping)."""
+    if not isinstance(patch, dict):
+        return copy_tree(patch)
+    if not isinstance(target, dict):
+        target = {}
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = merge_patch(target.get(key), value)
+    return target
 
 
 def _fail_node(cluster: FakeCluster, ledger: Ledger, action: Action, name: str) -> bool:

@@ -11,6 +11,8 @@ The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOpt
 * usage errors (unsupported version, unknown gate, an output directory that does not exist) raise
   :class:`~jobsetctl.status.UsageError` before anything runs (exit 2);
 * submissions and actions timed after ``until`` get a warning each on ``stderr`` (they never happen);
+* validate's lint findings on the submitted objects are written to ``stderr`` before the run, as validate
+  prints them (a replicated job that depends on itself would otherwise only wait in the chart);
 * a run whose controllers create more objects than :mod:`jobsetctl.simulate.limits` allows is abandoned
   and reported like an input problem (exit 1), at the input the objects descend from.
 """
@@ -27,11 +29,11 @@ from rich.console import Console
 from jobsetctl.atomicio import atomic_write_text
 from jobsetctl.diagnostics import Report
 from jobsetctl.kube.duration import format_duration
-from jobsetctl.simulate.inputs import load_inputs
+from jobsetctl.simulate.inputs import Inputs, load_inputs
 from jobsetctl.simulate.limits import ObjectLimitExceeded, limit_diagnostic
 from jobsetctl.simulate.picture import render_html, render_svg
 from jobsetctl.simulate.report import render_json
-from jobsetctl.simulate.runner import SimulateOptions, SimulationResult, after_the_end, plan, run_plan
+from jobsetctl.simulate.runner import Plan, SimulateOptions, SimulationResult, after_the_end, plan, run_plan
 from jobsetctl.simulate.summary import Summary, summarize
 from jobsetctl.simulate.terminal import render_terminal
 from jobsetctl.simulate.timeline import Timeline, annotate_groups, build_timeline
@@ -100,6 +102,8 @@ def execute(
         stderr.write(REPORTERS["text"](color=False).render(
             Report(inputs.diagnostics, files=inputs.files, objects=len(inputs.all_records()))))
     the_plan = plan(inputs, options)
+    if stderr is not None:
+        _lint_warnings(inputs, the_plan, stderr)
     for file, when, position, what in after_the_end(inputs, the_plan.until):
         line, column = position or (1, 1)
         if stderr is not None:
@@ -128,6 +132,17 @@ def execute(
         render_terminal(console, result, timeline, summary)
         stdout.write(buffer.getvalue())
     return SimulateOutcome(result=result, summary=summary)
+
+
+def _lint_warnings(inputs: Inputs, the_plan: Plan, stderr: TextIO) -> None:
+    from jobsetctl.cli.reporters import REPORTERS
+    from jobsetctl.kinds.interface import AdmissionContext
+    from jobsetctl.validate import lint_records
+
+    records = inputs.all_records()
+    found = lint_records(records, AdmissionContext(the_plan.version, the_plan.gates))
+    if found:
+        stderr.write(REPORTERS["text"](color=False).render(Report(found, files=inputs.files, objects=len(records))))
 
 
 def write_files(result: SimulationResult, timeline: Timeline, summary: Summary, outputs: OutputOptions) -> None:

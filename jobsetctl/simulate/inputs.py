@@ -121,7 +121,7 @@ def _load_submitted_files(scenario: sc.Scenario, inputs: Inputs, cache: dict[str
                 rule = sc.MISSING_FILE
                 inputs.diagnostics.append(Diagnostic(
                     record.file, line, column, rule.severity, rule.layer, rule.id,
-                    f"{path_string(ref.at)}: {reason}", object=record.ref,
+                    f"{path_string(ref.at)}: {reason}", path_string(ref.at), record.ref,
                 ))
                 continue
             # A file submitted twice (or an input submitted again) is one file read once.
@@ -146,7 +146,7 @@ def _scenario_submitted(scenario: sc.Scenario, ref: sc.FileRef, submitted: Objec
         rule, why = sc.MULTIPLE, (f"holds a Scenario ({submitted.file}); a Scenario submits manifests, "
                                   "and Scenarios do not nest")
     return Diagnostic(record.file, line, column, rule.severity, rule.layer, rule.id,
-                      f'{path_string(ref.at)}: "{ref.text}" {why}', object=record.ref)
+                      f'{path_string(ref.at)}: "{ref.text}" {why}', path_string(ref.at), record.ref)
 
 
 def _load_nodes_file(path: str, inputs: Inputs) -> None:
@@ -164,8 +164,7 @@ def _load_nodes_file(path: str, inputs: Inputs) -> None:
             rule = sc.NODES_FILE
             inputs.diagnostics.append(Diagnostic(
                 record.file, line, column, rule.severity, rule.layer, rule.id,
-                f"--nodes takes v1 Node objects (or a v1 List of them), not {record.ref}",
-                object=record.ref,
+                f"--nodes takes v1 Node objects (or a v1 List of them), not {record.ref}", "kind", record.ref,
             ))
 
 

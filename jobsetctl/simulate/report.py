@@ -3,13 +3,15 @@
 ::
 
     {"version": 1, "scenario": NAME, "endTime": SECONDS,
-     "events": [{"time", "kind", "namespace", "name", "event", "node"?, "reason"?, "message"?}, ...],
+     "events": [{"time", "kind", "namespace", "name", "event", "node"?, "reason"?, "message"?, "transient"?}, ...],
      "final": [{"kind", "namespace", "name", "state", "node"?}, ...],
      "summary": {"kubernetesVersion", "enabledGates", "stopReason", "makespan", ...}}
 
 ``NAME`` is the Scenario's ``metadata.name``, else the first input file's stem. ``endTime`` is ``until`` when
 given, else the time of the last event. Events are the recorder's, in the order they happened, and their
-``event`` is one of the closed vocabulary :data:`EVENTS_BY_KIND` (tests hold every emitted event to it).
+``event`` is one of the closed vocabulary :data:`EVENTS_BY_KIND` (tests hold every emitted event to it);
+``transient: true`` marks a ``Rejected`` create that its controller retries by design (an exclusive-placement
+follower refused until its leader is scheduled), which is not counted as rejected.
 ``summary`` is described in :mod:`jobsetctl.simulate.summary`; ``enabledGates`` lists the gates simulate
 turned on because the inputs need them; ``stopReason`` says why the run ended (``until``, ``done``: nothing
 left to happen, ``idle``: only retries of pods that cannot fit were left, ``horizon``, ``limit``: the run

@@ -123,7 +123,9 @@ class SimulationResult:
 
     @property
     def rejected(self) -> int:
-        return sum(1 for e in self.events if e.event == "Rejected")
+        """Objects refused for good (the run's outcome is ``failed``); a follower pod the JobSet pod webhook
+        refuses until its leader is scheduled is retried by the Job controller and is not counted."""
+        return sum(1 for e in self.events if e.event == "Rejected" and not e.transient)
 
 
 def plan(inputs: Inputs, options: SimulateOptions) -> Plan:

@@ -11,7 +11,8 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
                topology: [{key: topology.example.com/block, count: 2}, ...], topologyOffset: 0}]
       submit: [{at: 0s, files: [team-a.yaml]}, {at: 30m, objects: [...]}]
       actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
-                {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}}]  # resume, delete
+                {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}},  # resume, delete
+                {at: 5h, patch: {kind: PodGroup, name: pg, merge: {spec: {schedulingPolicy: {gang: {minCount: 2}}}}}}]
       kueue:                            # Kueue runs (also when the inputs hold a ClusterQueue)
         configuration: {waitForPodsReady: {timeout: 10m}}   # Kueue's Configuration; wins over --kueue-config
         admissionChecks: [{name: prov, delay: 5m, state: Ready}]   # how simulated checks answer
@@ -67,7 +68,7 @@ MISSING_FILE = define(
 )
 INVALID_ACTION = define(
     "scenario-invalid-action", Layer.INPUT, E,
-    "A Scenario action does not name exactly one of failNode, failPod, suspend, resume, delete.", spec=_SPEC,
+    "A Scenario action does not name exactly one of failNode, failPod, suspend, resume, delete, patch.", spec=_SPEC,
 )
 DUPLICATE_NODE = define(
     "scenario-duplicate-node", Layer.INPUT, E, "Two node pools, or a pool and a Node manifest, define the same node.",
@@ -82,7 +83,7 @@ NODES_FILE = define(
 )
 
 #: Verbs of an action, in the order they are documented.
-ACTION_VERBS = ("failNode", "failPod", "suspend", "resume", "delete")
+ACTION_VERBS = ("failNode", "failPod", "suspend", "resume", "delete", "patch")
 #: Kinds that ``suspend``/``resume`` act on (they set ``spec.suspend``).
 SUSPENDABLE_KINDS = ("JobSet", "TrainJob", "Job")
 #: Kinds an action may name without an apiVersion, and their API group.
@@ -190,6 +191,8 @@ class Action:
     node: str | None = None
     pod: PodTarget | None = None
     target: ObjectTarget | None = None
+    #: ``patch``: the JSON merge patch (RFC 7386) applied to the target, as ``kubectl patch --type merge``.
+    merge: dict[str, Any] | None = None
 
     def describe(self) -> str:
         if self.verb == "failNode":
@@ -250,7 +253,7 @@ class _Reader:
                     self.error(UNKNOWN_FIELD, f'unknown field "{path_string((*at, key))}"', (*at, key))
         for key in needed:
             if value.get(key) is None:
-                self.error(REQUIRED, required((*at, key)), at)
+                self.error(REQUIRED, required((*at, key)), (*at, key))  # points at ``at``: the key is missing
         return value
 
     def sequence(self, value: Any, at: Path) -> list[Any]:
@@ -552,7 +555,7 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
     when = reader.duration(entry.get("at"), (*at, "at"))
     submission = Submission(when or 0.0, index)
     if entry.get("files") is None and entry.get("objects") is None:
-        reader.error(REQUIRED, required((*at, "files"), "a submission needs files, objects or both"), at)
+        reader.error(REQUIRED, required((*at, "files"), "a submission needs files, objects or both"), (*at, "files"))
     for i, item in enumerate(reader.sequence(entry.get("files"), (*at, "files"))):
         text = reader.string(item, (*at, "files", i))
         if text is None:
@@ -607,11 +610,36 @@ def _parse_action(reader: _Reader, value: Any, at: Path, index: int) -> Action |
             action = Action(0.0, index, verb, pod=pod)
     else:
         target = _parse_object_target(reader, entry.get(verb), where, verb)
-        if target is not None:
-            action = Action(0.0, index, verb, target=target)
+        merge = _parse_merge(reader, entry.get(verb), where) if verb == "patch" else None
+        if target is not None and (verb != "patch" or merge is not None):
+            action = Action(0.0, index, verb, target=target, merge=merge)
     if action is None or when is None or len(reader.diagnostics) > errors_before:
         return None
-    return Action(when, index, action.verb, action.node, action.pod, action.target)
+    return Action(when, index, action.verb, action.node, action.pod, action.target, action.merge)
+
+
+def _parse_merge(reader: _Reader, value: Any, at: Path) -> dict[str, Any] | None:
+    """``patch.merge``: a mapping (the merge patch). It may not rename or move the object."""
+    if not isinstance(value, dict):
+        return None
+    where = (*at, "merge")
+    merge = value.get("merge")
+    if merge is None:
+        reader.error(REQUIRED, required(where, "a JSON merge patch (a mapping)"), where)
+        return None
+    body = reader.mapping(merge, where, None)
+    if body is None:
+        return None
+    for key in ("apiVersion", "kind"):
+        if key in body:
+            reader.error(INVALID_VALUE, invalid((*where, key), body[key], "a patch may not change it"), (*where, key))
+            return None
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict) and any(k in metadata for k in ("name", "namespace")):
+        reader.error(INVALID_VALUE, invalid((*where, "metadata"), "name/namespace", "a patch may not change them"),
+                     (*where, "metadata"))
+        return None
+    return body
 
 
 def _parse_pod_target(reader: _Reader, value: Any, at: Path) -> PodTarget | None:
@@ -631,7 +659,8 @@ def _parse_pod_target(reader: _Reader, value: Any, at: Path) -> PodTarget | None
 
 
 def _parse_object_target(reader: _Reader, value: Any, at: Path, verb: str) -> ObjectTarget | None:
-    entry = reader.mapping(value, at, ("apiVersion", "kind", "namespace", "name"), ("kind", "name"))
+    keys = ("apiVersion", "kind", "namespace", "name", *(("merge",) if verb == "patch" else ()))
+    entry = reader.mapping(value, at, keys, ("kind", "name"))
     if entry is None:
         return None
     kind = reader.string(entry.get("kind"), (*at, "kind"))

@@ -152,7 +152,7 @@ def summarize(events: list[SimEvent], ledger: Ledger, timeline: Timeline) -> Sum
         for event in group:
             key: ObjectKey = (event.kind, event.namespace, event.name)
             if event.event == "Rejected":
-                rejected += 1
+                rejected += not event.transient
             elif event.kind == "Pod" and event.event == "Preempted":
                 preemptions += 1
             elif event.kind == "Pod" and event.event == "Failed":

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 class _TrainerKind(KindHandler):
     group = api.GROUP
+    webhooks = True  # validator.trainjob / validator.trainingruntime / validator.clustertrainingruntime
 
     def served_versions(self, version: KubeVersion) -> tuple[str, ...]:
         return (api.VERSION,)

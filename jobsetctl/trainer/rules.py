@@ -9,7 +9,7 @@ from jobsetctl.diagnostics import Layer, Severity
 from jobsetctl.rules.registry import define
 
 E, W = Severity.ERROR, Severity.WARNING
-WEBHOOK, REFERENCE = Layer.WEBHOOK, Layer.REFERENCE
+WEBHOOK, REFERENCE, CONSEQUENCE = Layer.WEBHOOK, Layer.REFERENCE, Layer.CONSEQUENCE
 
 # --- TrainJob, step A: runtime resolution (trainer.md §2.4) -----------------------------------------
 RUNTIME_UNSUPPORTED = define(
@@ -158,16 +158,19 @@ VOLCANO_PRIORITY_CLASS_MISSING = define(
     "PriorityClasses says nothing about the cluster.",
 )
 
-# --- TrainJob: what happens after admission ---------------------------------------------------------
+# --- TrainJob: what happens after admission (the consequence layer, issue #13) -----------------------
 JOBSET_REJECTED = define(
-    "trainjob-jobset-rejected", WEBHOOK, E,
-    "The JobSet the controller would create for this TrainJob is rejected by JobSet admission.",
+    "trainjob-jobset-rejected", CONSEQUENCE, E,
+    "The TrainJob is accepted, but JobSet admission refuses the JobSet its controller creates.",
     spec="trainer.md §2.7",
-    doc="Trainer admits the TrainJob; the failure only shows later as a TrainJobResourcesCreationFailed event.",
+    doc="Trainer admits the TrainJob without building its JobSet (kubeflow/trainer "
+    "test/integration/webhooks/trainjob_test.go admits a 63-character name); the JobSet webhook refuses "
+    "the JobSet later, seen only as a TrainJobResourcesCreationFailed event on every reconcile: the "
+    "TrainJob never runs. `validate --admission-only` leaves it out, as `kubectl apply --dry-run=server` does.",
 )
 RECONCILE_FAILURE = define(
-    "trainjob-reconcile-failure", WEBHOOK, W,
-    "The Trainer controller would fail to build this TrainJob's objects (admitted, but never runs).",
+    "trainjob-reconcile-failure", CONSEQUENCE, E,
+    "The TrainJob is accepted, but the Trainer controller fails to build its objects: it never runs.",
     spec="trainer.md §1.4, §3.16",
 )
 

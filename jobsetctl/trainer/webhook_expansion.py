@@ -1,9 +1,13 @@
-"""After admission: would the controller's objects be accepted? (trainer.md §2.7, §1.4, §3.16)
+"""After admission: would the controller's objects be accepted? (trainer.md §2.7, §1.4, §3.16; the
+``consequence`` layer of issue #13)
 
 Trainer admits a TrainJob without building its JobSet. The JobSet is created later by the controller,
 and a JobSet webhook rejection (e.g. generated Job or pod names over 63 characters, §2.7) only shows
 as a ``TrainJobResourcesCreationFailed`` event. We expand the TrainJob and run the JobSet through
-the very same admission chain, reporting each JobSet error on the TrainJob.
+the very same admission chain; when the JobSet is accepted, its child Jobs go through the API server's
+Job validation (``jobset-child-job-invalid``, :mod:`jobsetctl.jobset.consequences`). Each finding is
+reported on the TrainJob, at the TrainJob field that causes it (:func:`cause_in_trainjob`); the
+JobSet's (or Job's) own field path is in the message, in the upstream text.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import replace
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.jobset.names import generated_name
 from jobsetctl.kinds.interface import AdmissionContext, Operation
-from jobsetctl.kube.field import Path, parse_path
+from jobsetctl.kube.field import Path, go_quote, parse_path, path_string
 from jobsetctl.trainer import api
 from jobsetctl.trainer import rules as r
 from jobsetctl.trainer.expand import expand
@@ -26,14 +30,20 @@ PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 
 
 def check_generated_objects(trainjob: Object, runtime: Object, ctx: AdmissionContext) -> list[Finding]:
-    """Reconcile errors (warnings) and JobSet admission errors, reported on the TrainJob."""
+    """Reconcile errors, JobSet admission errors, then the child Jobs of an accepted JobSet."""
     subject = _as_created(trainjob)
+    who = f"TrainJob {go_quote(as_str(as_dict(subject.get('metadata')).get('name')))}"
+    event = f"event {api.EVENT_RESOURCES_CREATION_FAILED}"
     expansion = expand(subject, runtime, gates=ctx.gates, default_namespace=ctx.default_namespace)
     if expansion.skipped is not None:
         return []
     if expansion.errors:
         return [
-            r.RECONCILE_FAILURE.finding(api.reconcile_event_message(error), path="spec.runtimeRef", at=("spec", "runtimeRef"))
+            r.RECONCILE_FAILURE.finding(
+                f"{who} is accepted, but its controller fails to create its objects, {event}: "
+                f"{api.reconcile_event_message(error)}",
+                path="spec.runtimeRef", at=("spec", "runtimeRef"),
+            )
             for error in expansion.errors
         ]
     if importlib.util.find_spec("jobsetctl.jobset.kind") is None:
@@ -46,10 +56,23 @@ def check_generated_objects(trainjob: Object, runtime: Object, ctx: AdmissionCon
     for finding in result.findings:
         if finding.effective_severity is not Severity.ERROR:
             continue
+        at = cause_in_trainjob(trainjob, finding.path, finding.message)
         findings.append(r.JOBSET_REJECTED.finding(
-            f'JobSet "{jobset_name}" generated for this TrainJob would be rejected: {finding.message}',
-            path=finding.path,
-            at=cause_in_trainjob(trainjob, finding.path, finding.message),
+            f"{who} is accepted, but JobSet admission refuses its JobSet {go_quote(jobset_name)}, {event}: "
+            f"{api.reconcile_event_message(finding.message)}",
+            path=path_string(at), at=at,
+        ))
+    if findings or result.obj is None or not result.typed:
+        return findings
+    from jobsetctl.jobset.consequences import RULE as CHILD_JOB_INVALID
+    from jobsetctl.jobset.consequences import child_job_problems
+
+    for problem in child_job_problems(result.obj, ctx):
+        at = cause_in_trainjob(trainjob, path_string(problem.at), problem.cause)
+        findings.append(CHILD_JOB_INVALID.finding(
+            f"{who} is accepted and so is its JobSet {go_quote(jobset_name)}, but the Jobs are refused, event "
+            f"JobCreationFailed on the JobSet: {problem.event}",
+            path=path_string(at), at=at,
         ))
     return findings
 

@@ -37,6 +37,7 @@ from jobsetctl.trainer.expand.model import (
 )
 
 _PATCHES = "spec.runtimePatches"
+_RUNTIME_REF = "spec.runtimeRef"
 _INITIALIZERS = (
     ("dataset", api.DATASET_INITIALIZER, "datasetConfig"),
     ("model", api.MODEL_INITIALIZER, "modelConfig"),
@@ -77,26 +78,26 @@ def _names_by_job(spec: dict[str, Any]) -> dict[str, set[str]]:
 
 
 def check_initializers(trainjob: TrainJobView, info: RuntimeInfo) -> list[Finding]:
-    """J1–J6 (``spec.runtimeRef`` Invalid, bad value the runtimeRef)."""
+    """J1–J6 (``spec.runtimeRef`` Invalid, bad value the runtimeRef; pointed at ``spec.runtimeRef``, the
+    upstream path, although ``spec.initializer`` is what asks for the job: issue #13)."""
     findings: list[Finding] = []
     names = _names_by_job(info.spec)
     ref = trainjob.runtime_ref.as_dict()
     for section, job_name, config in _INITIALIZERS:
         if trainjob.initializer(section) is None:
             continue
-        at: Path = ("spec", "initializer", section)
         if job_name not in names:
             detail = f"must have {job_name} job when trainJob is configured with input {config}"
-            findings.append(r.INITIALIZER_JOB_MISSING.finding(invalid("spec.runtimeRef", ref, detail), path="spec.runtimeRef", at=at))
+            findings.append(r.INITIALIZER_JOB_MISSING.finding(invalid(_RUNTIME_REF, ref, detail), path=_RUNTIME_REF))
         elif job_name not in names[job_name]:
             detail = f"must have container with name - {job_name} in the {job_name} job"
-            findings.append(r.INITIALIZER_CONTAINER_MISSING.finding(invalid("spec.runtimeRef", ref, detail), path="spec.runtimeRef", at=at))
+            findings.append(r.INITIALIZER_CONTAINER_MISSING.finding(invalid(_RUNTIME_REF, ref, detail), path=_RUNTIME_REF))
         elif not _has_initializer_mount(info.spec, job_name):
             detail = (
                 f"must have volumeMount with name - {api.INITIALIZER_VOLUME} in container {job_name} "
                 f"of the {job_name} job"
             )
-            findings.append(r.INITIALIZER_MOUNT_MISSING.finding(invalid("spec.runtimeRef", ref, detail), path="spec.runtimeRef", at=at))
+            findings.append(r.INITIALIZER_MOUNT_MISSING.finding(invalid(_RUNTIME_REF, ref, detail), path=_RUNTIME_REF))
     return findings
 
 

@@ -19,6 +19,9 @@ from jobsetctl.trainer.expand.resources import gpu_count
 from jobsetctl.trainer.expand.torch import env_injection_targets
 
 _RUNTIME_NAME: Path = ("spec", "runtimeRef", "name")
+#: Upstream field paths of the plugin errors (also where the finding points, issue #13).
+_NAME = "spec.runtimeRef.name"
+_NUM_NODES = "spec.trainer.numNodes"
 
 
 def _go_list(names: set[str]) -> str:
@@ -64,11 +67,11 @@ def _check_torchtune(trainjob: TrainJobView, info: RuntimeInfo) -> list[Finding]
     model = torchtune.model_of(runtime_name)
     if model not in api.TORCHTUNE_SUPPORTED_MODELS:
         detail = f"must have a supported pretrained model, invalid model configured: {model}"
-        findings.append(r.TORCHTUNE_MODEL.finding(invalid("spec.runtimeRef.name", runtime_name, detail)))
+        findings.append(r.TORCHTUNE_MODEL.finding(invalid(_NAME, runtime_name, detail), path=_NAME))
     num_nodes = trainjob.num_nodes if trainjob.num_nodes is not None else 1
     if num_nodes > 1 and model != api.TORCHTUNE_MODEL_LLAMA3_3_70B:
         findings.append(r.TORCHTUNE_NUM_NODES.finding(
-            invalid("spec.trainer.numNodes", num_nodes, f"must be 1 for {model} model")
+            invalid(_NUM_NODES, num_nodes, f"must be 1 for {model} model"), path=_NUM_NODES,
         ))
     # The webhook uses the TrainJob's numProcPerNode as given ("auto" when unset), not the CPU-derived
     # value the plugin later computes, so validation and expansion may pick different configs.
@@ -80,22 +83,22 @@ def _check_torchtune(trainjob: TrainJobView, info: RuntimeInfo) -> list[Finding]
     if api.SUFFIX_QLORA_DISTRIBUTED in config:
         if model == api.TORCHTUNE_MODEL_QWEN2_5_1_5B:
             findings.append(r.TORCHTUNE_QLORA_MODEL.finding(
-                invalid("spec.runtimeRef.name", runtime_name, f"QLoRA is not supported for {model} model")
+                invalid(_NAME, runtime_name, f"QLoRA is not supported for {model} model"), path=_NAME,
             ))
         if api.SUFFIX_QLORA_SINGLE_DEVICE not in config and model in (
             api.TORCHTUNE_MODEL_LLAMA3_2_1B, api.TORCHTUNE_MODEL_LLAMA3_2_3B,
         ):
             findings.append(r.TORCHTUNE_QLORA_DEVICES.finding(invalid(
                 "spec.trainer.numProcPerNode", nproc, f"must be auto or 1 for {model} model when using QLoRA",
-            ), at=("spec", "trainer", "numProcPerNode")))
+            ), path="spec.trainer.numProcPerNode"))
             findings.append(r.TORCHTUNE_QLORA_DEVICES.finding(invalid(
                 "spec.trainer.resourcesPerNode", trainjob.resources_per_node,
                 f"must have gpu resource with value 1 for {model} model when using QLoRA",
-            ), at=("spec", "trainer", "resourcesPerNode")))
+            ), path="spec.trainer.resourcesPerNode"))
     if num_nodes > 1 and (torchtune.uses_lora(args) or torchtune.uses_qlora(args)):
         findings.append(r.TORCHTUNE_LORA_MULTINODE.finding(invalid(
-            "spec.trainer.numNodes", num_nodes, "LoRA fine-tuning is not supported for multi-node training in TorchTune",
-        )))
+            _NUM_NODES, num_nodes, "LoRA fine-tuning is not supported for multi-node training in TorchTune",
+        ), path=_NUM_NODES))
     for index, arg in enumerate(args):
         key = arg.split("=", 1)[0]
         if key in api.TORCHTUNE_IMMUTABLE_CONFIGS:
@@ -116,7 +119,7 @@ def check_mpi(trainjob: TrainJobView, info: RuntimeInfo) -> list[Finding]:
         info.pod_set_by_name(api.LAUNCHER) is None or info.pod_set_by_name(api.NODE) is None
     ):
         detail = "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode does not have either launcher and node"
-        findings.append(r.MPI_NUM_NODES.finding(invalid("spec.trainer.numNodes", trainjob.num_nodes, detail)))
+        findings.append(r.MPI_NUM_NODES.finding(invalid(_NUM_NODES, trainjob.num_nodes, detail), path=_NUM_NODES))
     return findings + _reserved_env(trainjob, api.MPI_RESERVED_ENV, r.MPI_RESERVED_ENV)
 
 
@@ -148,7 +151,7 @@ def check_flux(info: RuntimeInfo) -> list[Finding]:
                 findings.append(r.FLUX_RESERVED_INIT_CONTAINER.finding(
                     invalid("spec.trainer.initContainers", api.FLUX_INSTALLER_CONTAINER,
                             "InitContainer 'flux-installer' is reserved"),
-                    path="spec.trainer.initContainers", at=_RUNTIME_NAME,
+                    path="spec.trainer.initContainers",
                 ))
     return findings
 

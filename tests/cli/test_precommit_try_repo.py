@@ -244,7 +244,8 @@ def test_all_files_of_a_real_repository_pass(hook: Hook, workdir: Path) -> None:
     assert ("chart/templates/jobset.yaml\n  4:9  info    this looks like a Helm template: render it first "
             "(`helm template ... | jobsetctl validate -`); skipped  [input/helm-template]") in output
     # The PriorityClass of the gang sample is in no file: a warning with a hint; the hook passes.
-    assert "warning no PriorityClass with name training-high was found  [reference/ref-priority-class]" in output
+    assert ('warning JobSet "llm-pretrain" is accepted, but the Priority admission plugin refuses its pods: '
+            "no PriorityClass with name training-high was found  [consequence/ref-priority-class]") in output
     assert 'hint: PriorityClass "training-high" is cluster-scoped' in output
     print(f"hook run on all {len(FILES) + 1} files: {_duration(done)} s")
 

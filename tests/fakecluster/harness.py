@@ -1,78 +1,37 @@
-"""Test scaffolding for fake-cluster tests: build the real :class:`FakeCluster`, nodes, and read the timeline.
-
-While a component another engineer is writing (e.g. the TrainJob controller) is not in the tree yet,
-:func:`make_cluster` assembles the cluster from the components that exist, exactly as
-:class:`FakeCluster` does; once all exist it is :class:`FakeCluster` itself. The JobSet pod
-controller is added until ``cluster.CONTROLLERS`` lists it. Scheduler events (``Scheduled`` …) are
+"""Test scaffolding for fake-cluster tests: build the real :class:`FakeCluster` (the ``make_cluster``
+fixture of ``conftest.py``), nodes, and read the timeline. Scheduler events (``Scheduled`` …) are
 left out of the timelines the tests compare: those belong to the scheduler's own tests.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
-from jobsetctl.fakecluster import cluster as cluster_module
-from jobsetctl.fakecluster.apiserver import APIServer
-from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
-from jobsetctl.fakecluster.events import Recorder
-from jobsetctl.fakecluster.manager import Manager
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import KubeVersion
 
-JOBSET_PODS = "jobsetctl.fakecluster.controllers.jobsetpods:JobSetPodController"
 #: Events the scheduler (real or stand-in) records; timelines under test leave them out.
 SCHEDULER_EVENTS = {"Scheduled", "Unschedulable", "Preempted", "Nominated"}
 
 
-def _module_exists(target: str) -> bool:
-    """Whether ``module:attribute`` can be loaded (components under construction may be half there)."""
-    import importlib
+class ClusterFactory(Protocol):
+    """The ``make_cluster`` fixture (``conftest.py``): a :class:`FakeCluster` built with these options."""
 
-    module, _, attribute = target.partition(":")
-    try:
-        return hasattr(importlib.import_module(module), attribute)
-    except Exception:  # a missing or half-written module of another engineer
-        return False
+    def __call__(self, version: str = "1.37", gates: str = "", *, simulate: bool = True, seed: int = 0,
+                 create_pods: bool = True) -> FakeCluster: ...
 
 
-def _assemble(options: ClusterOptions) -> FakeCluster:
-    """What :class:`FakeCluster` does, with the components that exist so far."""
-    from jobsetctl.fakecluster.podadmission import admit_pod
-
-    fake = FakeCluster.__new__(FakeCluster)
-    fake.options = options
-    fake.clock = VirtualClock()
-    fake.api = APIServer(fake.clock, options.version, options.gates, seed=options.seed,
-                         default_namespace=options.default_namespace, pod_admission=admit_pod)
-    fake.recorder = Recorder(fake.clock)
-    fake.api.subscribe(fake._record_lifecycle)
-    fake.api.on_rejected.append(fake._record_rejection)
-    fake.manager = Manager(fake.api, fake.clock, fake.recorder)
-    fake.components = {}
-    targets = cluster_module.CONTROLLERS + (cluster_module.SIMULATION_COMPONENTS if options.simulate else ())
-    for target in targets:
-        if not _module_exists(target):
-            continue
-        controller = cluster_module._load(target)(options)  # type: ignore[call-arg]
-        fake.manager.add(controller)
-        fake.components[controller.name] = controller
-    return fake
-
-
-def make_cluster(version: str = "1.37", gates: str = "", *, simulate: bool = True, seed: int = 0,
-                 create_pods: bool = True) -> FakeCluster:
+def build_cluster(version: str = "1.37", gates: str = "", *, simulate: bool = True, seed: int = 0,
+                  create_pods: bool = True) -> FakeCluster:
+    """The real :class:`FakeCluster`, invariants checked in simulated ones. Tests use the ``make_cluster``
+    fixture, which calls this and runs the end-of-run invariants when the test ends; hypothesis tests
+    (no function-scoped fixtures) call it directly."""
     kube = KubeVersion.parse(version)
     options = ClusterOptions(kube, parse_feature_gates(gates, kube), seed=seed, simulate=simulate,
-                             create_pods=create_pods)
-    targets = cluster_module.CONTROLLERS + (cluster_module.SIMULATION_COMPONENTS if options.simulate else ())
-    fake = FakeCluster(options) if all(_module_exists(t) for t in targets) else _assemble(options)
-    if JOBSET_PODS not in cluster_module.CONTROLLERS:
-        controller = cluster_module._load(JOBSET_PODS)(options)  # type: ignore[call-arg]
-        fake.manager.add(controller)
-        fake.components[controller.name] = controller
-    return fake
+                             create_pods=create_pods, extra={"check_invariants": True})
+    return FakeCluster(options)
 
 
 def add_node(fake: FakeCluster, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from jobsetctl.fakecluster.cluster import FakeCluster
 from jobsetctl.fakecluster.invariants import InvariantChecker, InvariantViolation
 from jobsetctl.jobset import api, render
-from tests.fakecluster.harness import add_node, job, make_cluster, submit
+from tests.fakecluster.harness import add_node, build_cluster, job, submit
 
 FINALIZER = "batch.kubernetes.io/job-tracking"
 
@@ -53,7 +53,7 @@ def jobs(fake: FakeCluster) -> list[str]:
 
 
 def test_complete_dependency_gates_creation_and_is_checked() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     submit(fake, staged("Complete", first={"jobsetctl.dev/duration": "30s"}))
     fake.run(29)
@@ -65,7 +65,7 @@ def test_complete_dependency_gates_creation_and_is_checked() -> None:
 
 
 def test_ready_dependency_is_met_by_ready_pods() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     submit(fake, staged("Ready", first={"jobsetctl.dev/ready-after": "20s", "jobsetctl.dev/duration": "1h"}))
     fake.run(19)
@@ -76,7 +76,7 @@ def test_ready_dependency_is_met_by_ready_pods() -> None:
 
 @pytest.mark.parametrize("dependency", ["Complete", "Ready"])
 def test_a_stage_created_before_its_dependency_is_caught(dependency: str) -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     submit(fake, staged(dependency, first={"jobsetctl.dev/ready-after": "20s", "jobsetctl.dev/duration": "1h"}))
     fake.run(5)
@@ -89,7 +89,7 @@ def test_a_stage_created_before_its_dependency_is_caught(dependency: str) -> Non
 
 
 def test_a_pod_removed_while_its_job_still_tracks_it_is_caught() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     submit(fake, job(annotations={"jobsetctl.dev/duration": "100s"}))
     fake.run(1)
@@ -100,7 +100,7 @@ def test_a_pod_removed_while_its_job_still_tracks_it_is_caught() -> None:
 
 
 def test_a_job_completed_without_succeeded_pods_is_caught() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     stored = submit(fake, job(annotations={"jobsetctl.dev/duration": "100s"}))
     fake.run(1)
@@ -112,7 +112,7 @@ def test_a_job_completed_without_succeeded_pods_is_caught() -> None:
 
 
 def test_counters_that_drift_from_the_pods_are_caught_at_the_end() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     stored = submit(fake, job(parallelism=2, completions=4, annotations={"jobsetctl.dev/duration": "100s"}))
     fake.run(150)
@@ -123,7 +123,7 @@ def test_counters_that_drift_from_the_pods_are_caught_at_the_end() -> None:
 
 
 def test_indexed_completed_indexes_must_match_the_pods() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     stored = submit(fake, job(parallelism=2, completions=3, indexed=True,
                               annotations={"jobsetctl.dev/duration": "100s"}))
@@ -136,7 +136,7 @@ def test_indexed_completed_indexes_must_match_the_pods() -> None:
 
 
 def test_failures_are_bounded_by_the_released_pods() -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "n")
     stored = submit(fake, job(backoffLimit=1, annotations={"jobsetctl.dev/fail-after": "5s"}))
     fake.run(1000)

@@ -10,12 +10,12 @@ import pytest
 
 from jobsetctl.fakecluster.controllers.job_spec import JOB_TRACKING_FINALIZER
 from tests.fakecluster.harness import (
+    ClusterFactory,
     Timeline,
     add_node,
     conditions,
     job,
     kube_events,
-    make_cluster,
     status_of,
     submit,
     update_spec,
@@ -24,7 +24,7 @@ from tests.fakecluster.harness import (
 JOB_AND_PODS = {"Job", "Pod"}
 
 
-def test_indexed_job_of_three_pods_completes() -> None:
+def test_indexed_job_of_three_pods_completes(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, job(parallelism=3, completions=3, indexed=True,
@@ -68,7 +68,7 @@ def test_indexed_job_of_three_pods_completes() -> None:
     assert all(not p["metadata"].get("finalizers") for p in fake.api.list("", "Pod"))
 
 
-def test_indexed_pods_carry_what_the_job_controller_adds() -> None:
+def test_indexed_pods_carry_what_the_job_controller_adds(make_cluster: ClusterFactory) -> None:
     """jobset.md §3.1 and trainer.md §3.15: completion-index annotation and label, JOB_COMPLETION_INDEX,
     hostname ``<job>-<index>`` (what makes ``<jobset>-<rjob>-<jobIdx>-<podIdx>.<subdomain>`` resolve)."""
     fake = make_cluster(simulate=False)
@@ -101,7 +101,7 @@ def test_indexed_pods_carry_what_the_job_controller_adds() -> None:
     assert status_of(fake)["active"] == 2
 
 
-def test_non_indexed_pods_are_named_after_the_job() -> None:
+def test_non_indexed_pods_are_named_after_the_job(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     submit(fake, job(parallelism=2))
     fake.run(0)
@@ -110,7 +110,7 @@ def test_non_indexed_pods_are_named_after_the_job() -> None:
     assert all("hostname" not in p["spec"] and "annotations" not in p["metadata"] for p in pods)
 
 
-def test_render_pod_names_are_deterministic_for_a_seed() -> None:
+def test_render_pod_names_are_deterministic_for_a_seed(make_cluster: ClusterFactory) -> None:
     def names(seed: int) -> list[str]:
         fake = make_cluster(simulate=False, seed=seed)
         submit(fake, job(parallelism=3, completions=3, indexed=True))
@@ -121,7 +121,7 @@ def test_render_pod_names_are_deterministic_for_a_seed() -> None:
     assert names(1) != names(0)
 
 
-def test_backoff_limit_with_restart_policy_never() -> None:
+def test_backoff_limit_with_restart_policy_never(make_cluster: ClusterFactory) -> None:
     """Replacements wait 10 s, then 20 s after the last failure; the third failure exceeds 2."""
     fake = make_cluster()
     add_node(fake, "node-a")
@@ -146,7 +146,7 @@ def test_backoff_limit_with_restart_policy_never() -> None:
                                                 "Job has reached the specified backoff limit")
 
 
-def test_backoff_limit_with_restart_policy_on_failure_counts_container_restarts() -> None:
+def test_backoff_limit_with_restart_policy_on_failure_counts_container_restarts(make_cluster: ClusterFactory) -> None:
     """The kubelet restarts in place after 10 s, then 20 s; at two restarts the Job fails, deletes the
     pod, and writes Failed once the pod has terminated (30 s grace)."""
     fake = make_cluster()
@@ -171,7 +171,7 @@ def test_backoff_limit_with_restart_policy_on_failure_counts_container_restarts(
     assert reasons.count("BackOff") == 2 and reasons.count("Killing") == 1
 
 
-def test_backoff_limit_per_index_retries_each_index_once() -> None:
+def test_backoff_limit_per_index_retries_each_index_once(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, job(parallelism=2, completions=2, indexed=True, backoffLimitPerIndex=1,
@@ -196,7 +196,7 @@ def test_backoff_limit_per_index_retries_each_index_once() -> None:
     assert {p["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"] for p in replacements} == {"1"}
 
 
-def test_backoff_limit_per_index_fails_the_indexes_then_the_job() -> None:
+def test_backoff_limit_per_index_fails_the_indexes_then_the_job(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, job(parallelism=2, completions=2, indexed=True, backoffLimitPerIndex=1,
@@ -211,7 +211,7 @@ def test_backoff_limit_per_index_fails_the_indexes_then_the_job() -> None:
     assert status["conditions"][-1]["message"] == "Job has failed indexes"
 
 
-def test_max_failed_indexes_exceeded() -> None:
+def test_max_failed_indexes_exceeded(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, job(parallelism=3, completions=3, indexed=True, backoffLimitPerIndex=0, maxFailedIndexes=1,
@@ -221,7 +221,7 @@ def test_max_failed_indexes_exceeded() -> None:
     assert status_of(fake)["conditions"][-1]["message"] == "Job has exceeded the specified maximal number of failed indexes"
 
 
-def test_pod_failure_policy_fail_job_on_exit_code() -> None:
+def test_pod_failure_policy_fail_job_on_exit_code(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}]}
@@ -238,7 +238,7 @@ def test_pod_failure_policy_fail_job_on_exit_code() -> None:
 
 
 @pytest.mark.parametrize("ignore_disruption", [True, False])
-def test_pod_failure_policy_ignores_taint_eviction(ignore_disruption: bool) -> None:
+def test_pod_failure_policy_ignores_taint_eviction(make_cluster: ClusterFactory, ignore_disruption: bool) -> None:
     """A node fails at 100 s; its pod is evicted at 400 s (300 s toleration) and collected at 430 s.
 
     With ``Ignore`` on DisruptionTarget the eviction does not count and, because a pod failure policy
@@ -278,7 +278,7 @@ def test_pod_failure_policy_ignores_taint_eviction(ignore_disruption: bool) -> N
         assert status_of(fake)["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:06:40Z"  # 400 s
 
 
-def test_active_deadline_seconds() -> None:
+def test_active_deadline_seconds(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, job(activeDeadlineSeconds=30, annotations={"jobsetctl.dev/duration": "100s"}))
@@ -296,7 +296,7 @@ def test_active_deadline_seconds() -> None:
     assert status["failed"] == 1
 
 
-def _suspend_resume_scenario(clear_start_time: bool) -> list[tuple[object, ...]]:
+def _suspend_resume_scenario(make_cluster: ClusterFactory, clear_start_time: bool) -> list[tuple[object, ...]]:
     """Created suspended with a 40 s deadline; resumed at 50 s, suspended at 70 s, resumed at 200 s."""
     fake = make_cluster()
     add_node(fake, "node-a")
@@ -336,8 +336,8 @@ PREFIX = [
 ]
 
 
-def test_suspend_pauses_the_deadline_and_a_cleared_start_time_restarts_it() -> None:
-    assert _suspend_resume_scenario(clear_start_time=True) == [
+def test_suspend_pauses_the_deadline_and_a_cleared_start_time_restarts_it(make_cluster: ClusterFactory) -> None:
+    assert _suspend_resume_scenario(make_cluster, clear_start_time=True) == [
         *PREFIX,
         (200, "Pod", "pi-*3", "Created", None),
         (200, "Pod", "pi-*4", "Created", None),
@@ -348,16 +348,16 @@ def test_suspend_pauses_the_deadline_and_a_cleared_start_time_restarts_it() -> N
     ]
 
 
-def test_quirk_resume_without_clearing_start_time_hits_the_deadline_at_once() -> None:
+def test_quirk_resume_without_clearing_start_time_hits_the_deadline_at_once(make_cluster: ClusterFactory) -> None:
     """syncJob checks ``pastActiveDeadline`` with the old ``startTime`` before the resume resets it,
     which is why JobSet and Kueue clear ``startTime`` before they resume a Job."""
-    assert _suspend_resume_scenario(clear_start_time=False) == [
+    assert _suspend_resume_scenario(make_cluster, clear_start_time=False) == [
         *PREFIX,
         (200, "Job", "pi", "Failed", "DeadlineExceeded"),
     ]
 
 
-def test_suspending_reports_terminating_pods() -> None:
+def test_suspending_reports_terminating_pods(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     created = submit(fake, job(parallelism=2, annotations={"jobsetctl.dev/duration": "1000s"}))
@@ -372,7 +372,7 @@ def test_suspending_reports_terminating_pods() -> None:
     assert "failed" not in status_of(fake)
 
 
-def test_quirk_active_reported_zero_during_pod_failure_backoff() -> None:
+def test_quirk_active_reported_zero_during_pod_failure_backoff(make_cluster: ClusterFactory) -> None:
     """manageJob returns 0 while the pod-failure back-off holds creation back, so ``status.active``
     reads 0 although one pod still runs (kubernetes job_controller.go, kept as upstream does)."""
     fake = make_cluster()
@@ -388,7 +388,7 @@ def test_quirk_active_reported_zero_during_pod_failure_backoff() -> None:
     assert status_of(fake)["active"] == 2
 
 
-def test_rejected_pod_creates_are_retried_with_the_api_backoff() -> None:
+def test_rejected_pod_creates_are_retried_with_the_api_backoff(make_cluster: ClusterFactory) -> None:
     """An unknown PriorityClass: every create is Forbidden; retries at 1, 3, 7, 15, 31, 63 s (1 s
     doubling), and the first retry after the class exists (123 s) succeeds."""
     fake = make_cluster()
@@ -406,7 +406,7 @@ def test_rejected_pod_creates_are_retried_with_the_api_backoff() -> None:
     assert fake.api.list("", "Pod")[0]["spec"]["priority"] == 10
 
 
-def test_deleting_a_job_releases_its_pods() -> None:
+def test_deleting_a_job_releases_its_pods(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     created = submit(fake, job(parallelism=2))
     fake.run(0)
@@ -415,21 +415,21 @@ def test_deleting_a_job_releases_its_pods() -> None:
     assert fake.api.list("", "Pod") == []
 
 
-def test_job_managed_by_another_controller_is_left_alone() -> None:
+def test_job_managed_by_another_controller_is_left_alone(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     submit(fake, job(managedBy="example.com/other"))
     fake.run(0)
     assert fake.api.list("", "Pod") == [] and status_of(fake) == {}
 
 
-def test_render_without_pods_creates_none() -> None:
+def test_render_without_pods_creates_none(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False, create_pods=False)
     submit(fake, job(parallelism=2))
     fake.run(0)
     assert fake.api.list("", "Pod") == []
 
 
-def test_pod_failure_policy_fail_index_stops_retrying_the_index() -> None:
+def test_pod_failure_policy_fail_index_stops_retrying_the_index(make_cluster: ClusterFactory) -> None:
     """FailIndex marks each index failed at its first failure, although ``backoffLimitPerIndex`` allows
     three retries and a retry would have succeeded (only the first attempt of each index fails)."""
     fake = make_cluster()
@@ -446,7 +446,7 @@ def test_pod_failure_policy_fail_index_stops_retrying_the_index() -> None:
 
 
 @pytest.mark.parametrize(("policy", "replaced_at"), [("TerminatingOrFailed", 400), ("Failed", 430)])
-def test_pod_replacement_policy_decides_when_an_evicted_pod_is_replaced(policy: str, replaced_at: int) -> None:
+def test_pod_replacement_policy_decides_when_an_evicted_pod_is_replaced(make_cluster: ClusterFactory, policy: str, replaced_at: int) -> None:
     """The evicted pod terminates from 400 s (taint eviction) to 430 s (grace period, then PodGC)."""
     fake = make_cluster()
     add_node(fake, "node-a")

@@ -15,7 +15,7 @@ from jobsetctl.fakecluster.controllers.job_scheduling import (
     safe_encode,
     workload_name,
 )
-from tests.fakecluster.harness import Timeline, job, kube_events, make_cluster, submit, update_spec
+from tests.fakecluster.harness import ClusterFactory, Timeline, job, kube_events, submit, update_spec
 
 GATES = "WorkloadWithJob=true,GenericWorkload=true"
 
@@ -53,7 +53,7 @@ def test_pod_group_names_fit_and_keep_a_short_part_whole(workload: str, template
         assert name.startswith(workload + "-")
 
 
-def test_1_36_gang_job_gets_a_v1alpha2_workload_and_pod_group_before_its_pods() -> None:
+def test_1_36_gang_job_gets_a_v1alpha2_workload_and_pod_group_before_its_pods(make_cluster: ClusterFactory) -> None:
     """Creation order Workload → PodGroup → Pods (scheduling.md §1.4, §1.5), so that the scheduler's
     PreEnqueue (§1.3) finds the group of the first pod."""
     fake = make_cluster("1.36", GATES, simulate=False)
@@ -95,7 +95,7 @@ def test_1_36_gang_job_gets_a_v1alpha2_workload_and_pod_group_before_its_pods() 
     {"parallelism": 4, "completions": 4},
     {"parallelism": 4, "completions": 8, "completionMode": "Indexed"},
 ])
-def test_1_36_only_gang_candidates_get_objects(fields: dict[str, Any]) -> None:
+def test_1_36_only_gang_candidates_get_objects(make_cluster: ClusterFactory, fields: dict[str, Any]) -> None:
     fake = make_cluster("1.36", GATES, simulate=False)
     manifest = job("train")
     manifest["spec"].update(fields)
@@ -105,7 +105,7 @@ def test_1_36_only_gang_candidates_get_objects(fields: dict[str, Any]) -> None:
     assert all("schedulingGroup" not in p["spec"] for p in fake.api.list("", "Pod"))
 
 
-def test_no_objects_without_the_gate_or_with_a_template_scheduling_group() -> None:
+def test_no_objects_without_the_gate_or_with_a_template_scheduling_group(make_cluster: ClusterFactory) -> None:
     fake = make_cluster("1.36", "GenericWorkload=true", simulate=False)
     submit(fake, gang_job())
     fake.run(0)
@@ -119,7 +119,7 @@ def test_no_objects_without_the_gate_or_with_a_template_scheduling_group() -> No
     assert [p["spec"]["schedulingGroup"] for p in fake.api.list("", "Pod")] == [{"podGroupName": "mine"}] * 4
 
 
-def test_1_37_workload_is_basic_unless_the_job_asks_for_a_gang() -> None:
+def test_1_37_workload_is_basic_unless_the_job_asks_for_a_gang(make_cluster: ClusterFactory) -> None:
     # Without TopologyAwareWorkloadScheduling the API server would drop the topology constraint.
     fake = make_cluster("1.37", GATES + ",TopologyAwareWorkloadScheduling=true", simulate=False)
     submit(fake, job("plain", parallelism=2))
@@ -145,7 +145,7 @@ def test_1_37_workload_is_basic_unless_the_job_asks_for_a_gang() -> None:
     assert [e[4] for e in kube_events(fake, "Job") if e[2] == "train"][:2] == ["WorkloadCreated", "PodGroupCreated"]
 
 
-def test_1_37_owned_job_defers_to_its_parent() -> None:
+def test_1_37_owned_job_defers_to_its_parent(make_cluster: ClusterFactory) -> None:
     """A Job with a controller owner gets nothing, unless the parent delegated its PodGroup with
     ``scheduling.k8s.io/group-template-name``; then the PodGroup comes from the parent's Workload
     template and is owned by the Job only."""
@@ -163,8 +163,9 @@ def test_1_37_owned_job_defers_to_its_parent() -> None:
         "ownerReferences": [parent], "annotations": {"scheduling.k8s.io/group-template-name": "b"}}))
     fake.run(0)
     (group,) = objects(fake, "PodGroup")
-    # One PodGroup per delegating Job (several Jobs share the template), named after the Job.
-    assert group["metadata"]["name"] == pod_group_name("js-b-0", "b")
+    # computePodGroupName(parent Workload, template) (job_scheduling_manager_test.go,
+    # TestEnsureWorkloadAndPodGroup "delegated Job creates the PodGroup from the parent's template").
+    assert group["metadata"]["name"] == pod_group_name("js-wl", "b")
     assert group["metadata"]["ownerReferences"] == [{
         "apiVersion": "batch/v1", "kind": "Job", "name": "js-b-0", "uid": created["metadata"]["uid"],
         "controller": True, "blockOwnerDeletion": True}]
@@ -175,7 +176,7 @@ def test_1_37_owned_job_defers_to_its_parent() -> None:
 
 
 @pytest.mark.parametrize("version", ["1.36", "1.37"])
-def test_suspend_keeps_workload_and_pod_group(version: str) -> None:
+def test_suspend_keeps_workload_and_pod_group(make_cluster: ClusterFactory, version: str) -> None:
     fake = make_cluster(version, GATES, simulate=False)
     created = submit(fake, gang_job(suspend=True))
     fake.run(0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobsetctl.fakecluster.cluster import FakeCluster
-from tests.fakecluster.harness import Timeline, add_node, make_cluster, submit
+from tests.fakecluster.harness import ClusterFactory, Timeline, add_node, submit
 
 OWNER = [{"apiVersion": "batch/v1", "kind": "Job", "name": "js-w-0", "uid": "job-uid", "controller": True}]
 
@@ -36,13 +36,13 @@ def _placed(fake: FakeCluster) -> None:
     fake.run(0)
 
 
-def test_followers_in_the_leaders_domain_are_left_alone() -> None:
+def test_followers_in_the_leaders_domain_are_left_alone(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     _placed(fake)
     assert all(not p["metadata"].get("deletionTimestamp") for p in fake.api.list("", "Pod"))
 
 
-def test_followers_of_a_leader_that_moved_are_marked_and_deleted() -> None:
+def test_followers_of_a_leader_that_moved_are_marked_and_deleted(make_cluster: ClusterFactory) -> None:
     """The leader is replaced and lands in rack r2; the followers still select r1: each gets
     DisruptionTarget/ExclusivePlacementViolation and is deleted; the leader stays."""
     fake = make_cluster(simulate=False)
@@ -69,7 +69,7 @@ def test_followers_of_a_leader_that_moved_are_marked_and_deleted() -> None:
     ]
 
 
-def test_a_leader_on_an_unknown_node_is_not_acted_on() -> None:
+def test_a_leader_on_an_unknown_node_is_not_acted_on(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     add_node(fake, "node-a", {"rack": "r1"})
     submit(fake, exclusive_pod("js-w-0-0-aaaaa", 0, node="node-a"))

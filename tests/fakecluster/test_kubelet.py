@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from jobsetctl.fakecluster.kubelet import Behaviour, attempt_identity, behaviour_of, crash_backoff
 from jobsetctl.fakecluster.nodelifecycle import toleration_seconds
 from tests.fakecluster.harness import (
+    ClusterFactory,
     Timeline,
     add_node,
     conditions,
     job,
     kube_events,
-    make_cluster,
     status_of,
     submit,
 )
@@ -28,7 +28,7 @@ def pod(name: str = "p", annotations: dict[str, str] | None = None, **spec: Any)
             "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}], **spec}}
 
 
-def test_a_started_pod_has_running_status() -> None:
+def test_a_started_pod_has_running_status(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, pod(annotations={"jobsetctl.dev/ready-after": "3s"},
@@ -51,15 +51,32 @@ def test_a_started_pod_has_running_status() -> None:
         (0, "Pod", "p", "Created", None), (0, "Pod", "p", "Started", None), (3, "Pod", "p", "Ready", None)]
 
 
-def test_a_pod_bound_to_a_missing_node_never_starts() -> None:
+def test_a_pod_bound_to_a_missing_node_never_starts_and_pod_gc_collects_it(make_cluster: ClusterFactory) -> None:
+    """PodGC's gcOrphaned (pkg/controller/podgc/gc_controller.go): a pod whose node the informer does not
+    know is collected once the node has been missing for the 40 s quarantine, Failed with
+    DisruptionTarget DeletionByPodGC, whether the node was deleted or never existed."""
+    fake = make_cluster()
+    created = submit(fake, pod(nodeName="ghost", annotations={"jobsetctl.dev/duration": "1s"}))
+    fake.run(39)
+    stored = fake.api.get("", "Pod", "default", "p")
+    assert stored is not None and stored["status"].get("phase", "Pending") == "Pending"
+    fake.run(100)
+    assert fake.api.get("", "Pod", "default", "p") is None
+    assert created["status"]["phase"] == "Failed"
+    assert Timeline(fake).events(kinds={"Pod"}) == [
+        (0, "Pod", "p", "Created", None), (40, "Pod", "p", "Failed", "DeletionByPodGC"), (40, "Pod", "p", "Deleted", None)]
+
+
+def test_a_missing_node_created_within_the_quarantine_runs_its_pod(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     submit(fake, pod(nodeName="ghost", annotations={"jobsetctl.dev/duration": "1s"}))
+    fake.clock.call_at(30, add_node, fake, "ghost")
     fake.run(100)
-    stored = fake.api.get("", "Pod", "default", "p")
-    assert stored is not None and stored["status"]["phase"] == "Pending"
+    assert [e[:4] for e in Timeline(fake).events(kinds={"Pod"})] == [
+        (0, "Pod", "p", "Created"), (30, "Pod", "p", "Started"), (30, "Pod", "p", "Ready"), (31, "Pod", "p", "Succeeded")]
 
 
-def test_fail_attempts_recover_within_a_job() -> None:
+def test_fail_attempts_recover_within_a_job(make_cluster: ClusterFactory) -> None:
     """Attempts count per (Job, completion index): the third pod of the index succeeds."""
     fake = make_cluster()
     add_node(fake, "node-a")
@@ -75,7 +92,7 @@ def test_fail_attempts_recover_within_a_job() -> None:
     assert fake.components["kubelet"].attempts[("job", "default", "pi", "0")] == 3
 
 
-def test_fail_attempts_survive_a_jobset_restart() -> None:
+def test_fail_attempts_survive_a_jobset_restart(make_cluster: ClusterFactory) -> None:
     """The identity of a JobSet pod is (JobSet, replicated job, job index, completion index): a Job
     recreated under the same name (a JobSet restart) continues the count, so it can recover."""
     labels = {"jobset.sigs.k8s.io/jobset-name": "js", "jobset.sigs.k8s.io/replicatedjob-name": "w",
@@ -96,7 +113,7 @@ def test_fail_attempts_survive_a_jobset_restart() -> None:
     assert fake.components["kubelet"].attempts[("jobset", "default", "js", "w", "0", "0")] == 2
 
 
-def test_crash_loop_backoff_doubles_and_is_capped() -> None:
+def test_crash_loop_backoff_doubles_and_is_capped(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, job(backoffLimit=100, restart="OnFailure", annotations={"jobsetctl.dev/fail-after": "1s"}))
@@ -113,7 +130,7 @@ def test_crash_loop_backoff_doubles_and_is_capped() -> None:
     assert backoff[0].startswith("Back-off restarting failed container main in pod pi-")
 
 
-def test_fail_pod_fails_a_running_pod_now() -> None:
+def test_fail_pod_fails_a_running_pod_now(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, pod(annotations={"jobsetctl.dev/duration": "100s"}))
@@ -129,7 +146,7 @@ def test_fail_pod_fails_a_running_pod_now() -> None:
     assert Timeline(fake).events(kinds={"Pod"})[-1] == (10, "Pod", "p", "Failed", "Error")
 
 
-def test_deleted_pod_is_killed_after_its_grace_period() -> None:
+def test_deleted_pod_is_killed_after_its_grace_period(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, pod(terminationGracePeriodSeconds=10, annotations={"jobsetctl.dev/duration": "100s"}))
@@ -149,7 +166,7 @@ def test_deleted_pod_is_killed_after_its_grace_period() -> None:
     assert ("Pod", "p", "Normal", "Killing", "Stopping container main") in [e[1:] for e in kube_events(fake, "Pod")]
 
 
-def test_node_failure_evicts_pods_after_their_toleration() -> None:
+def test_node_failure_evicts_pods_after_their_toleration(make_cluster: ClusterFactory) -> None:
     """Node fails at 100 s: NotReady, unreachable taints; default pods are evicted after 300 s, one
     tolerating 60 s after 60 s, one tolerating forever never; PodGC takes them after the 30 s grace."""
     fake = make_cluster()
@@ -188,7 +205,7 @@ def test_node_failure_evicts_pods_after_their_toleration() -> None:
     assert fake.components["kubelet"].fail_node("nowhere") is False
 
 
-def test_evicted_pod_carries_the_disruption_target_condition() -> None:
+def test_evicted_pod_carries_the_disruption_target_condition(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, pod())
@@ -206,7 +223,7 @@ def test_evicted_pod_carries_the_disruption_target_condition() -> None:
     assert fake.api.get("", "Pod", "default", "p") is stored  # the finalizer holds it
 
 
-def test_invalid_behaviour_annotations_are_reported_and_ignored() -> None:
+def test_invalid_behaviour_annotations_are_reported_and_ignored(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     submit(fake, pod(annotations={"jobsetctl.dev/duration": "soon", "jobsetctl.dev/fail-attempts": "two"}))
@@ -258,7 +275,7 @@ def test_crash_backoff_doubles_up_to_five_minutes(crashes: int) -> None:
     assert crash_backoff(crashes + 1) >= delay
 
 
-def test_a_pod_deleted_before_it_started_goes_at_once() -> None:
+def test_a_pod_deleted_before_it_started_goes_at_once(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     created = submit(fake, pod(nodeName="node-a", annotations={"jobsetctl.dev/duration": "100s"}))
@@ -270,7 +287,7 @@ def test_a_pod_deleted_before_it_started_goes_at_once() -> None:
     assert [e[3] for e in Timeline(fake).events(kinds={"Pod"})] == ["Created", "Deleted"]
 
 
-def test_a_pod_bound_to_a_missing_node_and_deleted_is_removed() -> None:
+def test_a_pod_bound_to_a_missing_node_and_deleted_is_removed(make_cluster: ClusterFactory) -> None:
     """Regression (issue #6 hardening): a pod bound to a node that does not exist never starts; deleting it
     left it Terminating forever (the kubelet looked for the node before it looked at the deletion), so a
     run with one never became idle. Nothing runs it, so it goes at once, as an unstarted pod does."""
@@ -284,9 +301,10 @@ def test_a_pod_bound_to_a_missing_node_and_deleted_is_removed() -> None:
     assert created["status"]["phase"] == "Failed"
 
 
-def test_a_job_whose_pod_is_bound_to_a_missing_node_can_still_fail() -> None:
-    """The same with the Job controller's tracking finalizer: the Job fails on its deadline, deletes its pod
-    (bound to a node that does not exist) and must then see it go, counted, to write ``Failed``."""
+def test_a_job_whose_pod_is_bound_to_a_missing_node_can_still_fail(make_cluster: ClusterFactory) -> None:
+    """The same with the Job controller's tracking finalizer: the Job fails on its deadline (10 s, before
+    PodGC's 40 s quarantine), deletes its pod (bound to a node that does not exist) and must then see it
+    go, counted, to write ``Failed``."""
     fake = make_cluster()
     submit(fake, job(activeDeadlineSeconds=10, pod_spec={"nodeName": "ghost"},
                      annotations={"jobsetctl.dev/duration": "1s"}))
@@ -312,7 +330,7 @@ def _create_node_again(fake: Any, node: dict[str, Any]) -> None:
     assert result.ok, result.message()
 
 
-def test_pods_of_a_deleted_node_stop_and_podgc_collects_them() -> None:
+def test_pods_of_a_deleted_node_stop_and_podgc_collects_them(make_cluster: ClusterFactory) -> None:
     """Regression (issue #6 hardening, ``delete: {kind: Node}`` in a Scenario): the pods of a deleted node
     ran on to completion as if nothing happened. Nobody runs them; after PodGC's 40 s quarantine they are
     marked Failed (DisruptionTarget / DeletionByPodGC) and force deleted."""
@@ -333,7 +351,7 @@ def test_pods_of_a_deleted_node_stop_and_podgc_collects_them() -> None:
         (50, "Pod", "p", "Failed", "DeletionByPodGC"), (50, "Pod", "p", "Deleted", None)]
 
 
-def test_a_job_replaces_the_pod_of_a_deleted_node() -> None:
+def test_a_job_replaces_the_pod_of_a_deleted_node(make_cluster: ClusterFactory) -> None:
     """With the tracking finalizer: the Job counts the collected pod as failed and replaces it."""
     fake = make_cluster()
     add_node(fake, "node-a")
@@ -347,7 +365,7 @@ def test_a_job_replaces_the_pod_of_a_deleted_node() -> None:
     assert (status_of(fake)["failed"], status_of(fake)["succeeded"]) == (1, 1)
 
 
-def test_a_node_created_again_within_the_quarantine_keeps_its_pods() -> None:
+def test_a_node_created_again_within_the_quarantine_keeps_its_pods(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     add_node(fake, "node-a")
     created = submit(fake, pod(annotations={"jobsetctl.dev/duration": "100s"}))
@@ -360,7 +378,7 @@ def test_a_node_created_again_within_the_quarantine_keeps_its_pods() -> None:
     assert [e[3] for e in Timeline(fake).events(kinds={"Pod"})] == ["Created", "Started", "Ready", "Succeeded"]
 
 
-def test_a_pod_bound_to_a_node_starts_when_the_node_is_created() -> None:
+def test_a_pod_bound_to_a_node_starts_when_the_node_is_created(make_cluster: ClusterFactory) -> None:
     fake = make_cluster()
     created = submit(fake, pod(nodeName="late", annotations={"jobsetctl.dev/duration": "10s"}))
     fake.run(5)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jobsetctl.fakecluster.podadmission import default_toleration_seconds, merge_label_keys, qos_class
-from tests.fakecluster.harness import Timeline, add_node, job, kube_events, make_cluster, submit
+from tests.fakecluster.harness import ClusterFactory, Timeline, add_node, job, kube_events, submit
 
 JOBSET_LABELS = {"jobset.sigs.k8s.io/jobset-name": "js", "jobset.sigs.k8s.io/replicatedjob-name": "w",
                  "jobset.sigs.k8s.io/job-index": "0", "jobset.sigs.k8s.io/job-key": "k0"}
@@ -44,14 +44,14 @@ def priority_class(name: str, value: int, **fields: Any) -> dict[str, Any]:
 # --- Priority ---------------------------------------------------------------------------------------
 
 
-def test_priority_comes_from_the_class() -> None:
+def test_priority_comes_from_the_class(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     submit(fake, priority_class("high", 1000, preemptionPolicy="Never"))
     created = submit(fake, pod(priorityClassName="high"))
     assert (created["spec"]["priority"], created["spec"]["preemptionPolicy"]) == (1000, "Never")
 
 
-def test_priority_defaults_to_the_global_default_class_or_zero() -> None:
+def test_priority_defaults_to_the_global_default_class_or_zero(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     plain = submit(fake, pod("plain"))
     assert (plain["spec"]["priority"], plain["spec"]["preemptionPolicy"]) == (0, "PreemptLowerPriority")
@@ -61,14 +61,14 @@ def test_priority_defaults_to_the_global_default_class_or_zero() -> None:
     assert (defaulted["spec"]["priorityClassName"], defaulted["spec"]["priority"]) == ("base", 7)
 
 
-def test_system_priority_classes_exist_without_objects() -> None:
+def test_system_priority_classes_exist_without_objects(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     created = submit(fake, pod(priorityClassName="system-cluster-critical"))
     assert created["spec"]["priority"] == 2_000_000_000
 
 
 @pytest.mark.parametrize(("name", "generate_name", "shown"), [("p", None, "p"), (None, "pi-0-", "pi-0-")])
-def test_unknown_priority_class_is_forbidden(name: str | None, generate_name: str | None, shown: str) -> None:
+def test_unknown_priority_class_is_forbidden(make_cluster: ClusterFactory, name: str | None, generate_name: str | None, shown: str) -> None:
     """The registry generates the name after admission, so a generateName pod is named by its
     generateName in the error (``admission.NewForbidden`` / ``extractResourceName``)."""
     fake = make_cluster(simulate=False)
@@ -79,7 +79,7 @@ def test_unknown_priority_class_is_forbidden(name: str | None, generate_name: st
     assert Timeline(fake).events()[-1][3:] == ("Rejected", "Forbidden")
 
 
-def test_preset_priority_that_differs_from_the_class_is_forbidden() -> None:
+def test_preset_priority_that_differs_from_the_class_is_forbidden(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     result = fake.submit(pod(priority=5))
     assert [f.message for f in result.findings] == [
@@ -107,7 +107,7 @@ def test_default_toleration_seconds(tolerations: list[dict[str, Any]], added: li
     assert subject["spec"]["tolerations"] == tolerations + added
 
 
-def test_admitted_pods_get_default_tolerations_and_pending_status() -> None:
+def test_admitted_pods_get_default_tolerations_and_pending_status(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     created = submit(fake, pod(containers=[{"name": "main", "image": "busybox",
                                             "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]))
@@ -150,7 +150,7 @@ def test_match_label_keys_merge_into_required_and_preferred_terms() -> None:
     assert "labelSelector" not in affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
 
 
-def test_match_label_keys_see_the_jobset_priority_label() -> None:
+def test_match_label_keys_see_the_jobset_priority_label(make_cluster: ClusterFactory) -> None:
     """The registry merges matchLabelKeys in PrepareForCreate, after the mutating webhooks: a term
     keyed on ``jobset.sigs.k8s.io/priority`` picks up the label mpod.kb.io just wrote (the
     mismatchLabelKeys spelling of exclusive placement, scheduling.md §3.4)."""
@@ -172,7 +172,7 @@ def test_match_label_keys_see_the_jobset_priority_label() -> None:
 # --- the JobSet pod webhooks through the API server ------------------------------------------------
 
 
-def test_every_jobset_pod_gets_the_priority_label() -> None:
+def test_every_jobset_pod_gets_the_priority_label(make_cluster: ClusterFactory) -> None:
     """jobset.md §3.6 step 3 and §6 #10: all JobSet pods, except node-selector-strategy ones."""
     fake = make_cluster(simulate=False)
     submit(fake, priority_class("high", 1000))
@@ -193,7 +193,7 @@ def _exclusive_job(template_node_selector: dict[str, str] | None = None) -> dict
                annotations={**EXCLUSIVE, "jobsetctl.dev/duration": "100s"}, pod_spec=spec)
 
 
-def test_exclusive_leader_first_then_followers_pinned_to_its_domain() -> None:
+def test_exclusive_leader_first_then_followers_pinned_to_its_domain(make_cluster: ClusterFactory) -> None:
     """jobset.md §3.6: followers are denied until the leader is scheduled; the Job controller retries
     them with its API back-off (1 s) and they come back with the leader's rack as nodeSelector."""
     fake = make_cluster()
@@ -228,7 +228,7 @@ def test_exclusive_leader_first_then_followers_pinned_to_its_domain() -> None:
     assert [f["spec"]["nodeSelector"] for f in followers] == [{"rack": "r1"}, {"rack": "r1"}]
 
 
-def test_quirk_leader_not_scheduled_message_needs_a_template_selector() -> None:
+def test_quirk_leader_not_scheduled_message_needs_a_template_selector(make_cluster: ClusterFactory) -> None:
     """Only a follower whose template already selects on the topology key reaches the 'leader pod not
     yet scheduled' check; render (no scheduler) shows it, and the retries keep failing."""
     fake = make_cluster(simulate=False)
@@ -242,7 +242,7 @@ def test_quirk_leader_not_scheduled_message_needs_a_template_selector() -> None:
         "not creating follower pod. this is an expected, transient error")
 
 
-def test_follower_selector_without_the_topology_key_is_denied() -> None:
+def test_follower_selector_without_the_topology_key_is_denied(make_cluster: ClusterFactory) -> None:
     fake = make_cluster(simulate=False)
     submit(fake, _exclusive_job({"disk": "ssd"}))
     fake.run(0)
@@ -251,7 +251,7 @@ def test_follower_selector_without_the_topology_key_is_denied() -> None:
                            "selector for topology domain not found. missing selector: rack")
 
 
-def test_leader_on_a_node_without_the_topology_label_fails_the_mutating_webhook() -> None:
+def test_leader_on_a_node_without_the_topology_label_fails_the_mutating_webhook(make_cluster: ClusterFactory) -> None:
     """A scheduler would not place the leader there (its own required affinity has no domain on such a
     node), so the leader is bound by hand here."""
     fake = make_cluster(simulate=False)

@@ -11,7 +11,7 @@ from jobsetctl.fakecluster.apiserver import WatchEvent
 from jobsetctl.fakecluster.controllers.job_failure import backoff_delay
 from jobsetctl.fakecluster.controllers.job_pods import first_pending_indexes, format_indexes, parse_indexes
 from jobsetctl.jobset import podwebhook
-from tests.fakecluster.harness import Timeline, add_node, job, make_cluster, status_of, submit
+from tests.fakecluster.harness import Timeline, add_node, build_cluster, job, status_of, submit
 
 
 @given(st.integers(min_value=1, max_value=200).flatmap(
@@ -57,7 +57,7 @@ class _NoLookups:
        fail_attempts=st.integers(min_value=0, max_value=3))
 def test_job_ends_once_and_never_runs_more_than_parallelism(parallelism: int, completions: int, indexed: bool,
                                                              backoff_limit: int, fail_attempts: int) -> None:
-    fake = make_cluster()
+    fake = build_cluster()
     add_node(fake, "node-a")
     peak = 0
 
@@ -100,7 +100,7 @@ def test_job_ends_once_and_never_runs_more_than_parallelism(parallelism: int, co
 @given(seed=st.integers(min_value=0, max_value=2**16), fail_attempts=st.integers(min_value=0, max_value=2))
 def test_simulation_is_deterministic(seed: int, fail_attempts: int) -> None:
     def timeline() -> list[tuple[Any, ...]]:
-        fake = make_cluster(seed=seed)
+        fake = build_cluster(seed=seed)
         add_node(fake, "node-a")
         submit(fake, job(parallelism=2, completions=3, indexed=True, annotations={
             "jobsetctl.dev/duration": "20s", "jobsetctl.dev/fail-after": "5s",

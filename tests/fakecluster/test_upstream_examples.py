@@ -6,14 +6,14 @@ from collections import defaultdict
 
 import yaml
 
-from tests.fakecluster.harness import Timeline, add_node, kube_events, make_cluster, submit
+from tests.fakecluster.harness import ClusterFactory, Timeline, add_node, kube_events, submit
 from tests.helpers import UPSTREAM, requires_upstream
 
 POOL = "cloud.google.com/gke-nodepool"
 
 
 @requires_upstream
-def test_exclusive_placement_example_gives_each_job_its_own_node_pool() -> None:
+def test_exclusive_placement_example_gives_each_job_its_own_node_pool(make_cluster: ClusterFactory) -> None:
     """jobset.md §3.6 on ``simple/exclusive-placement.yaml``: three Jobs of three pods, three node pools.
     Each leader lands in a free pool; its followers are denied until it is scheduled, retried by the
     Job controller 1 s later, and pinned to the leader's pool."""

@@ -68,7 +68,10 @@ def test_golden(case: Path, tmp_path: Path) -> None:
     # As the validate command runs: the cluster it cannot see may hold what a reference names (a Kueue
     # LocalQueue of a queued job, issue #14).
     diagnostics = validate_files(tmp_path, {}, paths=[str(work)], version=version, unseen_cluster=True)
-    errors = [(d.line, d.rule, d.message) for d in diagnostics if d.severity == "error"]
+    # An error fix said it left alone stays (fix-nothing-safe: a child Job the API server refuses is a
+    # consequence error since issue #13, and which restartPolicy is meant is the user's call).
+    left = {line.split("[", 1)[1].split("]", 1)[0] for line in err.splitlines() if ": not fixed [" in line}
+    errors = [(d.line, d.rule, d.message) for d in diagnostics if d.severity == "error" and d.rule not in left]
     assert errors == []
     fixed_rules = {line.split("[", 1)[1].split("]", 1)[0] for line in err.splitlines() if ": fixed [" in line}
     assert not [d for d in diagnostics if d.rule in fixed_rules]

@@ -64,7 +64,7 @@ def test_positions(tmp_path: Path) -> None:
         (13, 5, "jobset-coordinator"),
         (16, 7, "jobset-failure-rule-name-format"),
         (18, 29, "jobset-failure-rule-reason"),
-        (22, 9, "jobset-vcp-volume-mount"),
+        (24, 3, "jobset-vcp-volume-mount"),  # its upstream path, spec.replicatedJobs (issue #13)
         (27, 5, "jobset-group-name"),
         (28, 5, "jobset-depends-on-first"),
         (37, 15, "jobset-vcp-volume-conflict"),

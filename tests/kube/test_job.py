@@ -286,13 +286,19 @@ def test_job_scheduling_table(scheduling: str, expected: list[tuple[str, str]]) 
     [
         # scheduling.md §1.5: a gang minCount above parallelism is rejected (wording [UNCONFIRMED]).
         ("{schedulingPolicy: {gang: {minCount: 5}}}", "spec.scheduling.schedulingPolicy.gang.minCount"),
-        # An unset policy means basic, and basic cannot be disrupted as a whole ([UNCONFIRMED] wording).
-        ("{disruptionMode: {all: {}}}", "spec.scheduling.disruptionMode.all"),
     ],
 )
 def test_job_scheduling_rules_with_unconfirmed_wording(scheduling: str, path: str) -> None:
     result = admit_text(job(INDEXED4 + f"  scheduling: {scheduling}\n"), version="1.37", gates="WorkloadWithJob=true")
     assert [(f.rule.id, f.path) for f in result.findings] == [("job-scheduling", path)]
+
+
+def test_a_basic_job_may_be_disrupted_as_a_whole() -> None:
+    """An unset policy means basic; disruptionMode all is valid with it, as on the PodGroup it compiles to
+    (podgrouppreemption_test.go creates basic PodGroups with disruptionMode all; issue 11 item 8)."""
+    result = admit_text(job(INDEXED4 + "  scheduling: {disruptionMode: {all: {}}}\n"), version="1.37",
+                        gates="WorkloadWithJob=true")
+    assert result.findings == []
 
 
 # --- update -------------------------------------------------------------------------------------

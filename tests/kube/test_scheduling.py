@@ -164,14 +164,17 @@ def test_v1alpha2_table_with_gates_on(text: str, expected: list[tuple[str, str]]
     assert found(text, "1.36", ALL_36) == expected
 
 
-def test_v1alpha2_pod_group_disruption_requires_gang() -> None:
-    # scheduling.md §1.8: the disruption unit may not exceed the scheduling unit. Upstream wording
-    # not found [UNCONFIRMED]: only the rule and the path are asserted.
+def test_a_basic_pod_group_may_have_the_whole_group_disruption_mode() -> None:
+    """Issue 11 item 8: upstream creates basic PodGroups with disruptionMode PodGroup/all in its own tests
+    (test/integration/scheduler/preemption/podgrouppreemption_test.go, TestPodGroupPreemption "Preempt
+    the whole basic PodGroup with a PodGroup disruption mode", and TestDeferredResizePodPreemption_PodGroupVictims);
+    our former rule rejecting the pair is gone, on every version."""
     text = PODGROUP_V1ALPHA2 + "  schedulingPolicy: {basic: {}}\n  disruptionMode: PodGroup"
-    [(rule, message)] = found(text, "1.36", ALL_36)
-    assert rule == "podgroup-disruption-mode"
-    assert message.startswith('spec.disruptionMode: Invalid value: "PodGroup": ')
+    assert found(text, "1.36", ALL_36) == []
     assert found(text.replace("basic: {}", "gang: {minCount: 2}"), "1.36", ALL_36) == []
+    result = admit_text(PODGROUP_V1BETA1 + "  schedulingPolicy: {basic: {}}\n  disruptionMode: {all: {}}",
+                        version="1.37", gates=ALL_37)
+    assert result.findings == []
 
 
 GATED_PODGROUP = PODGROUP_V1ALPHA2 + (
@@ -315,10 +318,8 @@ def test_podgroup_v1beta1_table(spec: str, expected: list[tuple[str, str]]) -> N
 @pytest.mark.parametrize(
     ("spec", "rule", "path"),
     [
-        # Wording [UNCONFIRMED]; rules from scheduling.md §1.2 (parent requires workloadRef) and §1.8.
+        # Wording [UNCONFIRMED]; rule from scheduling.md §1.2 (parent requires workloadRef).
         ("  schedulingPolicy: {basic: {}}\n  parentCompositePodGroupName: c", "podgroup-reference", "spec.workloadRef"),
-        ("  schedulingPolicy: {basic: {}}\n  disruptionMode: {all: {}}", "podgroup-disruption-mode",
-         "spec.disruptionMode.all"),
     ],
 )
 def test_podgroup_v1beta1_unconfirmed_wording_rules(spec: str, rule: str, path: str) -> None:

@@ -1,5 +1,6 @@
-"""Lints on JobSet structure: stages, exclusive placement, coordinator DNS, Kueue, child Jobs
-(jobset.md §1.3, §2.2, §3.6, §4.4, §5, §6; scheduling.md §2.6).
+"""Lints on JobSet structure: stages, exclusive placement, coordinator DNS, Kueue (jobset.md §3.6, §4.4,
+§5, §6; scheduling.md §2.6). Child Jobs the API server refuses are a consequence, not a lint:
+tests/jobset/test_consequences.py.
 
 Tables of (line, column, rule) over the lint layer; an empty row list is a passing manifest. In
 ``jobset()``, ``spec:`` is line 5 (after ``meta`` lines), ``replicatedJobs:`` follows the spec lines,
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import validate_text
-from tests.lint.support import jobset, lints, lints_in_files, rjob
+from tests.lint.support import jobset, lints, rjob
 
 Rows = list[tuple[int, int, str]]
 EXCLUSIVE = "  annotations: {alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool}\n"
@@ -143,67 +144,6 @@ spec:
 )
 def test_kueue_queue_on_a_trainjob_whose_runtime_has_stages(tmp_path: Path, runtime: str, expected: Rows) -> None:
     assert lints(tmp_path, TRAINJOB_QUEUED.format(runtime=runtime)) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        # jobset.md §2.2 "not validated by the webhook": Job semantics fail at Job creation.
-        (jobset(rjob("workers", pod="restartPolicy: Always, ")), [(8, 41, "jobset-child-job-invalid")]),
-        # JobSet defaults completionMode to Indexed, which requires completions: a parallelism alone fails
-        # (reported at the Job spec, where the defaulted completionMode lives).
-        (jobset(rjob("workers", spec="parallelism: 4, ")), [(8, 16, "jobset-child-job-invalid")]),
-        (jobset("  - name: workers\n    template:\n      spec:\n        template:\n          metadata:\n"
-                "            labels: {'bad key!': x}\n          spec: {containers: [{name: c, image: ''}]}\n"),
-         [(12, 22, "jobset-child-job-invalid"), (13, 31, "jobset-child-job-invalid")]),
-        # Passing: defaults (OnFailure, completions 1); parallelism with completions.
-        (jobset(rjob("workers")), []),
-        (jobset(rjob("workers", spec="parallelism: 4, completions: 4, ", pod="restartPolicy: Never, ")), []),
-    ],
-)
-def test_child_job_template_rejected_at_job_creation(tmp_path: Path, text: str, expected: Rows) -> None:
-    assert lints(tmp_path, text) == expected
-
-
-def test_child_job_message_is_the_job_creation_error(tmp_path: Path) -> None:
-    text = jobset(rjob("workers", pod="restartPolicy: Always, "))
-    [finding] = [d for d in validate_text(tmp_path, text) if d.rule == "jobset-child-job-invalid"]
-    assert finding.message == (
-        'creating Job "js-workers-0" would fail (JobCreationFailed): spec.template.spec.restartPolicy: '
-        'Required value: valid values: "OnFailure", "Never"'
-    )
-    assert finding.path == "spec.replicatedJobs[0].template.spec.template.spec.restartPolicy"
-    # JobSet admission itself accepts it: that is the point of the lint.
-    assert [d for d in validate_text(tmp_path, text) if str(d.severity) == "error"] == []
-
-
-def test_child_job_of_a_trainjob(tmp_path: Path) -> None:
-    files = {
-        "runtime.yaml": """
-            apiVersion: trainer.kubeflow.org/v1alpha1
-            kind: TrainingRuntime
-            metadata: {name: always}
-            spec:
-              mlPolicy: {numNodes: 1, torch: {}}
-              template:
-                spec:
-                  replicatedJobs:
-                  - name: node
-                    template:
-                      metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-                      spec: {template: {spec: {restartPolicy: Always, containers: [{name: node, image: x}]}}}
-        """,
-        "trainjob.yaml": """
-            apiVersion: trainer.kubeflow.org/v1alpha1
-            kind: TrainJob
-            metadata: {name: tj}
-            spec:
-              runtimeRef: {kind: TrainingRuntime, name: always}
-              trainer: {numNodes: 2}
-        """,
-    }
-    # Reported on the TrainJob, at the runtime reference (the template comes from the runtime).
-    assert lints_in_files(tmp_path, files) == [("trainjob.yaml", 5, 39, "jobset-child-job-invalid")]
 
 
 RUNTIME_TEMPLATE = """

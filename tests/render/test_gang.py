@@ -309,16 +309,22 @@ def test_modes_are_spelled_as_on_the_command_line() -> None:
 def test_job_mode_gets_one_pod_group_per_job_from_the_job_controller() -> None:
     """End to end on 1.37: the Job controller, not render, creates each Job's PodGroup (KEP-5547
     ``managePodGroupOnly``), from the template the Job's annotation names, under the JobSet's
-    CompositePodGroup; the pods join their Job's group."""
+    CompositePodGroup; the pods join their Job's group. The PodGroup is named after the Workload and the
+    template (job_scheduling_manager_test.go, TestEnsureWorkloadAndPodGroup "delegated Job creates the
+    PodGroup from the parent's template"), so of the two ``workers`` Jobs only the first gets its
+    PodGroup; the second creates no pods, and render says why."""
     from tests.render.support import INPUTS
 
     result = render_cli(str(INPUTS / "training.yaml"), "--gang", "job", "--pods")
     assert result.exit == 0, result.stderr
+    assert "template workers (one PodGroup per Job, minCount 4; its 2 Jobs collide" in result.stderr
     objects = result.objects()
     groups = by_kind(objects, "PodGroup")
     jobs = by_kind(objects, "Job")
-    assert len(groups) == len(jobs) == 3
-    for group, job in zip(groups, jobs, strict=True):
+    assert [j["metadata"]["name"] for j in jobs] == ["train-driver-0", "train-workers-0", "train-workers-1"]
+    assert [g["metadata"]["ownerReferences"][0]["name"] for g in groups] == ["train-driver-0", "train-workers-0"]
+    assert not [p for p in by_kind(objects, "Pod") if p["metadata"]["ownerReferences"][0]["name"] == "train-workers-1"]
+    for group, job in zip(groups, jobs[:2], strict=True):
         assert group["metadata"]["ownerReferences"][0]["name"] == job["metadata"]["name"]
         assert group["spec"]["workloadRef"]["templateName"] == job["metadata"]["labels"][
             "jobset.sigs.k8s.io/replicatedjob-name"]

@@ -168,7 +168,9 @@ def test_upstream(case: Case, tmp_path: Path, record_property: object) -> None:
     result = render_cli(*case.args())
     check_upstream_golden(case, result, record_property)
     version = KubeVersion.parse(case.version)
-    problems = schema_problems(result.objects(), version) + jobset_errors(result.objects(), version, tmp_path)
+    # The consequences (a Kueue example queued without a TAS flavor) are in the digested output already.
+    problems = schema_problems(result.objects(), version) + jobset_errors(
+        result.objects(), version, tmp_path, consequences=False)
     assert not problems, "\n".join(problems[:20])
 
 
@@ -180,7 +182,8 @@ def test_ours(case: Case) -> None:
 
 
 #: Samples that render only with the rest of their directory (whose case renders them), and the rule that
-#: refuses them alone on every release: their PriorityClasses are in a file next to them.
+#: refuses them alone on every release (a consequence: their pods are refused): their PriorityClasses are in a
+#: file next to them.
 NEEDS_DIRECTORY = {
     "valid/gang-1.37.yaml": "ref-priority-class",
     "scenarios/manifests/gang/high.yaml": "ref-priority-class",
@@ -211,7 +214,11 @@ def test_samples(path: Path, pods: bool) -> None:
         result = render_cli(*case.args())
         assert result.exit in (0, 1), f"render {relative} on {version}: exit {result.exit}: {result.stderr}"
         if relative in NEEDS_DIRECTORY:
-            assert result.exit == 1 and f"[reference/{NEEDS_DIRECTORY[relative]}]" in result.stderr, result.stderr
+            # On older releases the sample is refused at admission first (kinds not served), and a refused
+            # object has no consequences: the rule itself is checked on the newest release.
+            assert result.exit == 1, result.stderr
+            if version == RELEASES[0]:
+                assert f"[consequence/{NEEDS_DIRECTORY[relative]}]" in result.stderr, result.stderr
             continue
         if result.exit == 0:
             check_golden(case, result)

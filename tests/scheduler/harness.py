@@ -9,16 +9,13 @@ Pods are created directly through the API server (real admission: the Priority p
 from __future__ import annotations
 
 import copy
-import importlib
-from typing import Any
+from typing import Any, Protocol
 
-from jobsetctl.fakecluster import cluster as cluster_module
 from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.fakecluster.invariants import InvariantChecker
-from jobsetctl.fakecluster.manager import Manager
 from jobsetctl.fakecluster.scheduler import Scheduler
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import KubeVersion
@@ -30,32 +27,31 @@ ALL_GANG_GATES = {
 }
 
 
-def _loadable(target: str) -> bool:
-    module, _, attribute = target.partition(":")
-    try:
-        return hasattr(importlib.import_module(module), attribute)
-    except Exception:  # another engineer's module, half written
-        return False
+class SimFactory(Protocol):
+    """The ``make_sim`` fixture: a :class:`Sim` built with these options."""
+
+    def __call__(self, version: str = "1.37", gates: str = "", *,
+                 scheduler: dict[str, Any] | None = None) -> Sim: ...
 
 
 class Sim:
     """A simulated cluster under test."""
 
-    def __init__(self, version: str = "1.37", gates: str = "", *, controllers: bool = False,
-                 scheduler: dict[str, Any] | None = None) -> None:
+    def __init__(self, version: str = "1.37", gates: str = "", *, scheduler: dict[str, Any] | None = None) -> None:
+        """Built by :class:`FakeCluster` itself, every controller included (pods created directly have no
+        owner, so the controllers leave them alone). The invariant checker is the cluster's own
+        (``check_invariants``). Tests get one from the ``make_sim`` fixture (``conftest.py``), which also
+        runs the end-of-run invariants when the test ends."""
         kube = KubeVersion.parse(version)
         options = ClusterOptions(kube, parse_feature_gates(gates, kube), simulate=True,
-                                 extra={"scheduler": scheduler or {}})
-        targets = (cluster_module.CONTROLLERS if controllers else ()) + cluster_module.SIMULATION_COMPONENTS
-        if controllers and all(_loadable(t) for t in targets):
-            self.fake = FakeCluster(options)
-        else:
-            self.fake = _assemble(options, targets)
+                                 extra={"scheduler": scheduler or {}, "check_invariants": True})
+        self.fake = FakeCluster(options)
         self.api: APIServer = self.fake.api
         self.clock: VirtualClock = self.fake.clock
         self.recorder: Recorder = self.fake.recorder
         self.scheduler: Scheduler = self.fake.components["scheduler"]  # type: ignore[assignment]
-        self.checker = InvariantChecker(self.api, self.recorder)
+        assert self.fake.invariants is not None
+        self.checker: InvariantChecker = self.fake.invariants
 
     # ---- builders ----------------------------------------------------------------------------------
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -201,29 +197,6 @@ class Sim:
             if item.get("type") == kind:
                 return item
         return None
-
-
-def _assemble(options: ClusterOptions, targets: tuple[str, ...]) -> FakeCluster:
-    """What :class:`FakeCluster` does, with the components that can be loaded."""
-    from jobsetctl.fakecluster.podadmission import admit_pod
-
-    fake = FakeCluster.__new__(FakeCluster)
-    fake.options = options
-    fake.clock = VirtualClock()
-    fake.api = APIServer(fake.clock, options.version, options.gates, seed=options.seed,
-                         default_namespace=options.default_namespace, pod_admission=admit_pod)
-    fake.recorder = Recorder(fake.clock)
-    fake.api.subscribe(fake._record_lifecycle)
-    fake.api.on_rejected.append(fake._record_rejection)
-    fake.manager = Manager(fake.api, fake.clock, fake.recorder)
-    fake.components = {}
-    for target in targets:
-        if not _loadable(target):
-            continue
-        controller = cluster_module._load(target)(options)  # type: ignore[call-arg]
-        fake.manager.add(controller)
-        fake.components[controller.name] = controller
-    return fake
 
 
 def anti_affinity(selector: dict[str, str], key: str = "kubernetes.io/hostname") -> dict[str, Any]:

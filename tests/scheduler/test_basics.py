@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tests.scheduler.harness import Sim, affinity, anti_affinity
+from tests.scheduler.harness import SimFactory, affinity, anti_affinity
 
 
-def test_pod_binds_to_the_least_allocated_node_and_ties_go_to_the_first_node() -> None:
-    sim = Sim()
+def test_pod_binds_to_the_least_allocated_node_and_ties_go_to_the_first_node(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1")
     sim.node("n2")
     sim.pod("busy", cpu="2", nodeName="n1")
@@ -22,8 +22,8 @@ def test_pod_binds_to_the_least_allocated_node_and_ties_go_to_the_first_node() -
     assert sim.condition(pod, "PodScheduled")["status"] == "True"  # type: ignore[index]
 
 
-def test_insufficient_resources_and_too_many_pods_are_counted_per_node() -> None:
-    sim = Sim()
+def test_insufficient_resources_and_too_many_pods_are_counted_per_node(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2", gpu=8)
     sim.node("n2", cpu="2", gpu=8)
     sim.node("n3", cpu="8", pods=1)
@@ -38,9 +38,9 @@ def test_insufficient_resources_and_too_many_pods_are_counted_per_node() -> None
     assert (condition["status"], condition["reason"], condition["message"]) == ("False", "Unschedulable", message)
 
 
-def test_histogram_entries_sort_as_strings() -> None:
+def test_histogram_entries_sort_as_strings(make_sim: SimFactory) -> None:
     """``sort.Strings`` on "count reason": "10 x" sorts before "2 y" (kubernetes FitError.Error)."""
-    sim = Sim()
+    sim = make_sim()
     for i in range(10):
         sim.node(f"a{i}", cpu="1")
     for i in range(2):
@@ -53,8 +53,8 @@ def test_histogram_entries_sort_as_strings() -> None:
         "preemption: 0/12 nodes are available: 12 Preemption is not helpful for scheduling.")
 
 
-def test_node_selector_affinity_taints_and_cordon_reasons() -> None:
-    sim = Sim()
+def test_node_selector_affinity_taints_and_cordon_reasons(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("plain")
     sim.node("tainted", labels={"zone": "a"}, taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}])
     sim.node("cordoned", labels={"zone": "a"}, unschedulable=True)
@@ -75,8 +75,8 @@ def test_node_selector_affinity_taints_and_cordon_reasons() -> None:
     ]
 
 
-def test_required_node_affinity_operators_and_match_fields() -> None:
-    sim = Sim()
+def test_required_node_affinity_operators_and_match_fields(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("small", labels={"cores": "8", "arch": "amd64"})
     sim.node("big", labels={"cores": "64", "arch": "amd64"})
     sim.node("arm", labels={"cores": "128", "arch": "arm64"})
@@ -101,8 +101,8 @@ def test_required_node_affinity_operators_and_match_fields() -> None:
     assert sim.timeline()[-1][2:4] == ("none", "Unschedulable")
 
 
-def test_extended_resources_init_containers_and_overhead_count() -> None:
-    sim = Sim()
+def test_extended_resources_init_containers_and_overhead_count(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="4", gpu=2)
     # Init container needs 3 cpu: the pod needs max(1 + 1 sidecar... ) -> 3 cpu; overhead adds 500m.
     sim.pod("init", cpu="1", initContainers=[{"name": "prep", "image": "busybox",
@@ -118,8 +118,8 @@ def test_extended_resources_init_containers_and_overhead_count() -> None:
     assert sim.timeline()[1][4].startswith("0/1 nodes are available: 1 Insufficient cpu.")
 
 
-def test_pod_anti_affinity_reasons_and_symmetry() -> None:
-    sim = Sim()
+def test_pod_anti_affinity_reasons_and_symmetry(make_sim: SimFactory) -> None:
+    sim = make_sim()
     for name in ("n1", "n2"):
         sim.node(name, labels={"rack": "r1"})
     sim.node("n3", labels={"rack": "r2"})
@@ -141,8 +141,8 @@ def test_pod_anti_affinity_reasons_and_symmetry() -> None:
     ]
 
 
-def test_pod_affinity_first_pod_exception_and_missing_topology_key() -> None:
-    sim = Sim()
+def test_pod_affinity_first_pod_exception_and_missing_topology_key(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", labels={"zone": "a"})
     sim.node("n2", labels={"zone": "b"})
     sim.node("n3")  # no zone label: never in an affinity domain
@@ -161,8 +161,8 @@ def test_pod_affinity_first_pod_exception_and_missing_topology_key() -> None:
     ]
 
 
-def test_namespaces_and_namespace_selector_of_affinity_terms() -> None:
-    sim = Sim()
+def test_namespaces_and_namespace_selector_of_affinity_terms(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1")
     sim.node("n2")
     sim.pod("other-ns-web", namespace="other", labels={"app": "web"})
@@ -181,9 +181,9 @@ def test_namespaces_and_namespace_selector_of_affinity_terms() -> None:
     assert placed["own-ns"] in ("n1", "n2")
 
 
-def test_match_label_keys_are_merged_on_read_when_admission_did_not() -> None:
+def test_match_label_keys_are_merged_on_read_when_admission_did_not(make_sim: SimFactory) -> None:
     """Exclusive tenants (KEP-3633 pattern, scheduling.md §3.3)."""
-    sim = Sim()
+    sim = make_sim()
     sim.node("n1", labels={"rack": "r1"})
     sim.node("n2", labels={"rack": "r2"})
     tenant_terms = {
@@ -204,8 +204,8 @@ def test_match_label_keys_are_merged_on_read_when_admission_did_not() -> None:
     assert sim.timeline()[-1][2:4] == ("c-1", "Unschedulable")
 
 
-def test_pods_for_other_schedulers_are_left_alone() -> None:
-    sim = Sim()
+def test_pods_for_other_schedulers_are_left_alone(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1")
     sim.pod("mine")
     sim.pod("theirs", schedulerName="someone-else")
@@ -214,8 +214,8 @@ def test_pods_for_other_schedulers_are_left_alone() -> None:
     assert not sim.get_pod("theirs")["spec"].get("nodeName")
 
 
-def test_scheduling_gates_hold_a_pod_without_events_until_removed() -> None:
-    sim = Sim()
+def test_scheduling_gates_hold_a_pod_without_events_until_removed(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1")
     sim.pod("gated", schedulingGates=[{"name": "example.com/wait"}])
 
@@ -232,8 +232,8 @@ def test_scheduling_gates_hold_a_pod_without_events_until_removed() -> None:
     assert sim.timeline() == [(5, "Pod", "gated", "Scheduled", "n1")]
 
 
-def test_unschedulable_event_only_when_the_text_changes() -> None:
-    sim = Sim()
+def test_unschedulable_event_only_when_the_text_changes(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="1")
     sim.pod("big", cpu="2")
     sim.at(10, lambda: sim.node("n2", cpu="1"))
@@ -250,10 +250,10 @@ def test_unschedulable_event_only_when_the_text_changes() -> None:
     ]
 
 
-def test_the_issue_example_message() -> None:
+def test_the_issue_example_message(make_sim: SimFactory) -> None:
     """The format of issue #4: ``0/16 nodes are available: 8 Insufficient nvidia.com/gpu, 8 node(s) didn't
     match pod anti-affinity rules.`` plus the preemption part."""
-    sim = Sim()
+    sim = make_sim()
     for i in range(8):
         sim.node(f"busy-{i}", gpu=1)
         sim.pod(f"gpu-user-{i}", gpu=1, nodeName=f"busy-{i}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.scheduler.harness import Sim
+from tests.scheduler.harness import Sim, SimFactory
 
 LABEL = "scheduling.x-k8s.io/pod-group"
 
@@ -14,8 +14,8 @@ def _cosched_group(sim: Sim, name: str, min_member: int, **spec: Any) -> dict[st
                        "spec": {"minMember": min_member, **spec}})
 
 
-def test_coscheduling_permit_timeout_rejects_every_waiting_member() -> None:
-    sim = Sim()
+def test_coscheduling_permit_timeout_rejects_every_waiting_member(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2")
     _cosched_group(sim, "pg", 3, scheduleTimeoutSeconds=10)
     sim.pod("c-0", cpu="1", labels={LABEL: "pg"})
@@ -32,8 +32,8 @@ def test_coscheduling_permit_timeout_rejects_every_waiting_member() -> None:
     assert not sim.scheduler.snapshot.pods
 
 
-def test_coscheduling_default_wait_is_sixty_seconds() -> None:
-    sim = Sim()
+def test_coscheduling_default_wait_is_sixty_seconds(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2")
     _cosched_group(sim, "pg", 2)
     sim.pod("c-0", cpu="1", labels={LABEL: "pg"})
@@ -44,8 +44,8 @@ def test_coscheduling_default_wait_is_sixty_seconds() -> None:
          "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Coscheduling.")]
 
 
-def test_coscheduling_binds_the_whole_group_together_and_tracks_the_phase() -> None:
-    sim = Sim()
+def test_coscheduling_binds_the_whole_group_together_and_tracks_the_phase(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="3")
     _cosched_group(sim, "pg", 3)
     for i in range(3):
@@ -62,8 +62,8 @@ def test_coscheduling_binds_the_whole_group_together_and_tracks_the_phase() -> N
     assert pg["status"]["scheduleStartTime"] == "2026-01-01T00:00:00Z"
 
 
-def test_coscheduling_post_filter_rejects_the_waiting_siblings() -> None:
-    sim = Sim()
+def test_coscheduling_post_filter_rejects_the_waiting_siblings(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2")
     _cosched_group(sim, "pg", 3)
     for i in range(3):
@@ -80,8 +80,37 @@ def test_coscheduling_post_filter_rejects_the_waiting_siblings() -> None:
     ]
 
 
-def test_coscheduling_pre_filter_min_member_and_min_resources() -> None:
-    sim = Sim()
+def test_coscheduling_livelock_ends_in_an_explained_wait_not_an_internal_error(make_sim: SimFactory) -> None:
+    """Issue 11 item 11: minMember 3, four members, one node that holds one. Each failing member's
+    PostFilter rejects the one waiting at Permit, which comes straight back from backoffQ (upstream spins
+    the same way, with real time passing); the loop guard freezes the members with the status of their
+    last attempt until the next change, here two nodes added at 30 s."""
+    sim = make_sim()
+    sim.node("n1", cpu="2")
+    _cosched_group(sim, "pg", 3)
+    for i in range(4):
+        sim.pod(f"c-{i}", cpu="2", labels={LABEL: "pg"})
+    sim.run(29)
+    rejected = ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+                "victims found for incoming pod., PodGroup default/pg gets rejected due to Pod {} is unschedulable "
+                "even after PostFilter")
+    optimistic = "0/1 nodes are available: 1 optimistic rejection in PostFilter."
+    last = {name: (event, extra) for _, _, name, event, extra in sim.timeline()}
+    assert last.pop("pg") == ("Unschedulable", "gang 1/3 placeable: 1 pods Insufficient cpu")
+    # Where the guard cuts decides which of the two explained states each member is frozen in.
+    assert sorted(last) == ["c-0", "c-1", "c-2", "c-3"]
+    assert all(last[name] in {("Unschedulable", rejected.format(name)), ("Unschedulable", optimistic)}
+               for name in last), last
+    assert [subject for _, subject, outcome in sim.scheduler.attempt_log if outcome == "livelock"]
+    assert not sim.scheduler.snapshot.pods
+    sim.at(30, lambda: [sim.node(f"n{i}", cpu="2") for i in (2, 3)])
+    sim.run(40)
+    assert sorted(e[2:] for e in sim.timeline() if e[0] == 30 and e[3] == "Scheduled") == [
+        ("c-0", "Scheduled", "n1"), ("c-1", "Scheduled", "n2"), ("c-2", "Scheduled", "n3"), ("pg", "Scheduled", None)]
+
+
+def test_coscheduling_pre_filter_min_member_and_min_resources(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="4")
     _cosched_group(sim, "small", 3)
     sim.pod("s-0", cpu="1", labels={LABEL: "small"})
@@ -115,8 +144,8 @@ def _volcano_pod(sim: Sim, name: str, group: str, **kwargs: Any) -> None:
     sim.pod(name, cpu="1", schedulerName="volcano", annotations={"scheduling.k8s.io/group-name": group}, **kwargs)
 
 
-def test_volcano_gang_is_all_or_nothing_and_goes_inqueue_then_running() -> None:
-    sim = Sim()
+def test_volcano_gang_is_all_or_nothing_and_goes_inqueue_then_running(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2")
     _volcano_group(sim, "vpg", 2)
     _volcano_pod(sim, "v-0", "vpg")
@@ -130,8 +159,8 @@ def test_volcano_gang_is_all_or_nothing_and_goes_inqueue_then_running() -> None:
     assert pg["status"]["phase"] == "Running"
 
 
-def test_volcano_unknown_queue_never_schedules_until_it_exists() -> None:
-    sim = Sim()
+def test_volcano_unknown_queue_never_schedules_until_it_exists(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2")
     _volcano_group(sim, "vpg", 1, queue="research")
     _volcano_pod(sim, "v-0", "vpg")
@@ -146,8 +175,8 @@ def test_volcano_unknown_queue_never_schedules_until_it_exists() -> None:
     assert [e[:4] for e in sim.timeline()] == [(5, "PodGroup", "vpg", "Scheduled"), (5, "Pod", "v-0", "Scheduled")]
 
 
-def test_volcano_min_task_member_counts_per_task() -> None:
-    sim = Sim()
+def test_volcano_min_task_member_counts_per_task(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="2", labels={"kind": "cpu"})
     _volcano_group(sim, "vpg", 2, minTaskMember={"ps": 1, "worker": 2})
     task = "volcano.sh/task-spec"

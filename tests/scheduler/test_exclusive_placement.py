@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.scheduler.harness import Sim
+from tests.scheduler.harness import Sim, SimFactory
 
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOB_KEY = "jobset.sigs.k8s.io/job-key"
@@ -40,8 +40,8 @@ def _racks_of(sim: Sim) -> dict[str, set[str]]:
     return out
 
 
-def test_exclusive_placement_puts_one_job_per_domain() -> None:
-    sim = Sim("1.37", controllers=True)
+def test_exclusive_placement_puts_one_job_per_domain(make_sim: SimFactory) -> None:
+    sim = make_sim("1.37")
     _racks(sim, ("r1", "r2", "r3"))
     sim.create(_jobset("js", replicas=3, pods=2, cpu="1"))
     sim.run(30)
@@ -50,8 +50,8 @@ def test_exclusive_placement_puts_one_job_per_domain() -> None:
     assert len(set().union(*racks.values())) == 3  # U13: only "one Job per domain" is asserted
 
 
-def test_a_fourth_job_waits_when_every_domain_is_taken() -> None:
-    sim = Sim("1.37", controllers=True)
+def test_a_fourth_job_waits_when_every_domain_is_taken(make_sim: SimFactory) -> None:
+    sim = make_sim("1.37")
     _racks(sim, ("r1", "r2"))
     sim.create(_jobset("js", replicas=3, pods=1, cpu="1"))
     sim.run(30)
@@ -72,10 +72,10 @@ def _old_style_pod(sim: Sim, name: str, job: str, node: str | None, priority: st
     sim.pod(name, cpu="4", priority=priority, labels={JOB_KEY: job}, affinity=terms, **extra)
 
 
-def test_jobset_682_without_the_priority_term_a_high_priority_job_cannot_take_the_island() -> None:
+def test_jobset_682_without_the_priority_term_a_high_priority_job_cannot_take_the_island(make_sim: SimFactory) -> None:
     """No cross-node preemption: the island's two low-priority pods sit on different nodes, so no single
     node's victims clear the rack-wide anti-affinity (scheduling.md §3.2, §3.4)."""
-    sim = Sim("1.37")
+    sim = make_sim("1.37")
     sim.priority_class("low", 1)
     sim.priority_class("high", 100)
     _racks(sim, ("r1",))
@@ -91,12 +91,12 @@ def test_jobset_682_without_the_priority_term_a_high_priority_job_cannot_take_th
                                "2 node(s) didn't match pod anti-affinity rules.")]
 
 
-def test_jobset_682_with_the_priority_term_the_high_priority_jobset_takes_the_island() -> None:
+def test_jobset_682_with_the_priority_term_the_high_priority_jobset_takes_the_island(make_sim: SimFactory) -> None:
     """jobset#687: exclusivity only within a priority level; ordinary node-local preemption makes room
     for the leader in the occupied rack. Here the low JobSet's Job has ``backoffLimit: 0``: losing one pod
     fails it, the JobSet fails and its other pod goes, so the follower (pinned to the rack by
     nodeSelector) finds room without preempting again."""
-    sim = Sim("1.37", controllers=True)
+    sim = make_sim("1.37")
     sim.priority_class("low", 1)
     sim.priority_class("high", 100)
     _racks(sim, ("r1",))

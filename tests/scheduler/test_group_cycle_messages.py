@@ -52,10 +52,11 @@ def test_the_pod_without_a_node_says_why_and_why_preemption_did_not_help(tmp_pat
     assert not outcome.failed
     unschedulable = [(e["kind"], e["name"].rsplit("-", 1)[0] if e["kind"] == "Pod" else e["name"], e["message"])
                      for e in json.loads(text)["events"] if e["event"] == "Unschedulable"]
+    # The group and the pods that found a node carry upstream's group status (``errPodGroupUnschedulable``).
     assert unschedulable == [
-        ("PodGroup", "g", "gang 2/3 placeable: 1 pods Insufficient cpu"),
-        ("Pod", "j-0", "gang 2/3 placeable: 1 pods Insufficient cpu"),
-        ("Pod", "j-1", "gang 2/3 placeable: 1 pods Insufficient cpu"),
+        ("PodGroup", "g", "pod group is unschedulable"),
+        ("Pod", "j-0", "pod group is unschedulable"),
+        ("Pod", "j-1", "pod group is unschedulable"),
         ("Pod", "j-2", "0/2 nodes are available: 2 Insufficient cpu. "
                        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."),
     ]

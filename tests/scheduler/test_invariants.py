@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType
 from jobsetctl.fakecluster.invariants import InvariantViolation
 from tests.scheduler.harness import ALL_GANG_GATES, Sim
 
@@ -77,3 +78,43 @@ def test_checks_are_counted_in_a_normal_run() -> None:
     sim.run(5)
     # 4 node creations, 4 binds (node + gang bookkeeping), 1 gang check at the end of the instant.
     assert sim.checker.checks >= 13
+
+
+def _preempted_by_a_gang(sim: Sim) -> None:
+    """A gang ``pg`` (held by a scheduling gate, so the scheduler never binds it) 'preempts' ``victim``."""
+    sim.priority_class("low", 1)
+    sim.priority_class("high", 100)
+    sim.node("n1", cpu="2")
+    sim.pod("victim", cpu="2", priority="low")
+    sim.podgroup("pg", 2, priority="high")
+    for i in range(2):
+        sim.member(f"w-{i}", "pg", cpu="1", priority="high", schedulingGates=[{"name": "hold"}])
+    sim.run(0)
+    victim = sim.get_pod("victim")
+    sim.recorder.record_for(victim, "Preempted", message="Preempted by PodGroup default/pg on node n1")
+    sim.at(1, lambda: sim.api.delete(sim.get_pod("victim")))
+
+
+def test_a_gang_whose_victims_are_gone_but_that_neither_binds_nor_says_why_is_caught() -> None:
+    """Rule 7 (issue 11): the victims went at 1 s; by the end of that instant the gang had to bind or
+    record why it still waits."""
+    sim = Sim("1.37", ALL_GANG_GATES["1.37"])
+    _preempted_by_a_gang(sim)
+    with pytest.raises(InvariantViolation, match=r"t=1s PodGroup default/pg preempted and its victims are gone, "
+                                                  r"but it neither bound nor recorded why it still waits"):
+        sim.run(2)
+
+
+def test_a_gang_that_says_why_it_still_waits_after_its_victims_are_gone_is_fine() -> None:
+    sim = Sim("1.37", ALL_GANG_GATES["1.37"])
+    _preempted_by_a_gang(sim)
+    pg = sim.api.get("scheduling.k8s.io", "PodGroup", "default", "pg")
+    assert pg is not None
+
+    def explain(event: WatchEvent) -> None:  # right after the victim's Deleted event
+        if event.type == WatchType.DELETED and event.key[3] == "victim":
+            sim.recorder.record_for(pg, "Unschedulable", message="still waiting")
+
+    sim.api.subscribe(explain)
+    sim.run(2)
+    assert sim.checker.checks > 0

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from jobsetctl.fakecluster.invariants import InvariantViolation
-from tests.scheduler.harness import Sim
+from tests.scheduler.harness import Sim, SimFactory
 
 
 def recreate(sim: Sim, node: dict[str, Any]) -> None:
@@ -30,8 +30,8 @@ def phase(sim: Sim, name: str) -> tuple[str | None, str]:
     return pod["spec"].get("nodeName"), pod["status"].get("phase", "Pending")
 
 
-def test_a_node_created_again_counts_the_pods_still_bound_to_it() -> None:
-    sim = Sim()
+def test_a_node_created_again_counts_the_pods_still_bound_to_it(make_sim: SimFactory) -> None:
+    sim = make_sim()
     node = copy.deepcopy(sim.node("n1", cpu="4"))
     sim.pod("old", cpu="3")
     sim.run(5)
@@ -43,8 +43,8 @@ def test_a_node_created_again_counts_the_pods_still_bound_to_it() -> None:
     assert phase(sim, "new") == (None, "Pending")
 
 
-def test_pods_bound_before_their_node_exists_count_when_it_appears() -> None:
-    sim = Sim()
+def test_pods_bound_before_their_node_exists_count_when_it_appears(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.pod("early", cpu="3", nodeName="n1")
     sim.run(1)
     sim.at(5, lambda: sim.node("n1", cpu="4"))
@@ -54,8 +54,8 @@ def test_pods_bound_before_their_node_exists_count_when_it_appears() -> None:
     assert phase(sim, "new") == (None, "Pending")
 
 
-def test_the_checker_counts_pods_across_a_node_deleted_and_created_again() -> None:
-    sim = Sim()
+def test_the_checker_counts_pods_across_a_node_deleted_and_created_again(make_sim: SimFactory) -> None:
+    sim = make_sim()
     node = copy.deepcopy(sim.node("n1", cpu="4"))
     sim.pod("old", cpu="3")
     sim.run(5)

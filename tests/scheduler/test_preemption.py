@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.scheduler.harness import Sim, anti_affinity
+from tests.scheduler.harness import Sim, SimFactory, anti_affinity
 
 
 def _classes(sim: Sim) -> None:
@@ -10,8 +10,8 @@ def _classes(sim: Sim) -> None:
         sim.priority_class(name, value)
 
 
-def test_per_node_preemption_of_a_single_pod_exact_sequence() -> None:
-    sim = Sim()
+def test_per_node_preemption_of_a_single_pod_exact_sequence(make_sim: SimFactory) -> None:
+    sim = make_sim()
     _classes(sim)
     sim.node("n1", cpu="4")
     sim.pod("low", cpu="3", priority="p1")
@@ -30,8 +30,8 @@ def test_per_node_preemption_of_a_single_pod_exact_sequence() -> None:
     assert [(e.name, e.message) for e in target] == [("low", f"Preempted by pod {urgent_uid} on node n1")]
 
 
-def test_victims_are_the_lowest_priorities_after_reprieve() -> None:
-    sim = Sim()
+def test_victims_are_the_lowest_priorities_after_reprieve(make_sim: SimFactory) -> None:
+    sim = make_sim()
     _classes(sim)
     sim.node("n1", cpu="4")
     sim.pod("v1", cpu="1", priority="p1")
@@ -46,8 +46,8 @@ def test_victims_are_the_lowest_priorities_after_reprieve() -> None:
     assert victim is None
 
 
-def test_node_choice_prefers_the_lowest_highest_victim_priority() -> None:
-    sim = Sim()
+def test_node_choice_prefers_the_lowest_highest_victim_priority(make_sim: SimFactory) -> None:
+    sim = make_sim()
     _classes(sim)
     sim.node("n1", cpu="2")
     sim.node("n2", cpu="2")
@@ -64,8 +64,8 @@ def test_node_choice_prefers_the_lowest_highest_victim_priority() -> None:
     ]
 
 
-def test_preemption_policy_never_does_not_preempt() -> None:
-    sim = Sim()
+def test_preemption_policy_never_does_not_preempt(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.priority_class("polite", 100, never=True)
     sim.priority_class("p1", 1)
     sim.node("n1", cpu="2")
@@ -78,8 +78,8 @@ def test_preemption_policy_never_does_not_preempt() -> None:
         "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.")
 
 
-def test_equal_priority_is_never_a_victim() -> None:
-    sim = Sim()
+def test_equal_priority_is_never_a_victim(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.priority_class("same", 5)
     sim.node("n1", cpu="2")
     sim.pod("first", cpu="2", priority="same")
@@ -91,9 +91,9 @@ def test_equal_priority_is_never_a_victim() -> None:
         "victims found for incoming pod.")
 
 
-def test_no_cross_node_preemption_for_zone_anti_affinity() -> None:
+def test_no_cross_node_preemption_for_zone_anti_affinity(make_sim: SimFactory) -> None:
     """scheduling.md §3.2 limitation: the obstacle is a pod on another node of the zone."""
-    sim = Sim()
+    sim = make_sim()
     _classes(sim)
     sim.node("n1", labels={"zone": "a"})
     sim.node("n2", labels={"zone": "a"})
@@ -109,8 +109,8 @@ def test_no_cross_node_preemption_for_zone_anti_affinity() -> None:
     ]
 
 
-def test_nominated_resources_are_held_for_lower_or_equal_priority_pods_only() -> None:
-    sim = Sim()
+def test_nominated_resources_are_held_for_lower_or_equal_priority_pods_only(make_sim: SimFactory) -> None:
+    sim = make_sim()
     _classes(sim)
     sim.node("n1", cpu="6")
     sim.pod("low", cpu="4", priority="p1", terminationGracePeriodSeconds=30)
@@ -134,8 +134,8 @@ def test_nominated_resources_are_held_for_lower_or_equal_priority_pods_only() ->
     assert (31, "Pod", "urgent", "Scheduled", "n1") in timeline
 
 
-def test_terminating_victim_keeps_the_preemptor_from_preempting_again() -> None:
-    sim = Sim()
+def test_terminating_victim_keeps_the_preemptor_from_preempting_again(make_sim: SimFactory) -> None:
+    sim = make_sim()
     _classes(sim)
     sim.node("n1", cpu="4")
     sim.pod("low-a", cpu="2", priority="p1", terminationGracePeriodSeconds=30)

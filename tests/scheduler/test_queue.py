@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.scheduler.harness import Sim
+from tests.scheduler.harness import Sim, SimFactory
 
 
 def _attempts(sim: Sim, key: str) -> list[float]:
@@ -21,8 +21,8 @@ def _touch_node(sim: Sim, name: str, label: str) -> Any:
     return action
 
 
-def test_active_queue_orders_by_priority_then_time() -> None:
-    sim = Sim()
+def test_active_queue_orders_by_priority_then_time(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.priority_class("high", 100)
     sim.node("n1", cpu="1")
     sim.pod("early-low", cpu="1")
@@ -31,10 +31,10 @@ def test_active_queue_orders_by_priority_then_time() -> None:
     assert sim.timeline(events={"Scheduled"}) == [(0, "Pod", "late-high", "Scheduled", "n1")]
 
 
-def test_quirk_pop_from_backoff_q_retries_at_once_when_active_q_is_empty() -> None:
+def test_quirk_pop_from_backoff_q_retries_at_once_when_active_q_is_empty(make_sim: SimFactory) -> None:
     """KEP-5142 (SchedulerPopFromBackoffQ, beta and on since 1.33): a pod moved into backoffQ by an event
     is popped immediately when nothing else is active — its 1 s backoff does not delay it."""
-    sim = Sim()
+    sim = make_sim()
     sim.node("n1", cpu="1")
     sim.pod("p", cpu="2")
     sim.at(0.5, _touch_node(sim, "n1", "a"))
@@ -42,8 +42,8 @@ def test_quirk_pop_from_backoff_q_retries_at_once_when_active_q_is_empty() -> No
     assert _attempts(sim, "default/p") == [0, 0.5]
 
 
-def test_classic_backoff_doubles_from_one_second_to_ten() -> None:
-    sim = Sim(scheduler={"popFromBackoffQ": False})
+def test_classic_backoff_doubles_from_one_second_to_ten(make_sim: SimFactory) -> None:
+    sim = make_sim(scheduler={"popFromBackoffQ": False})
     sim.node("n1", cpu="1")
     sim.pod("p", cpu="2")
     for i, when in enumerate((0.5, 1.5, 3.5, 7.5, 15.5, 25.5)):
@@ -53,8 +53,8 @@ def test_classic_backoff_doubles_from_one_second_to_ten() -> None:
     assert _attempts(sim, "default/p") == [0, 1, 3, 7, 15, 25, 35]
 
 
-def test_event_after_the_backoff_moves_straight_to_active() -> None:
-    sim = Sim(scheduler={"popFromBackoffQ": False})
+def test_event_after_the_backoff_moves_straight_to_active(make_sim: SimFactory) -> None:
+    sim = make_sim(scheduler={"popFromBackoffQ": False})
     sim.node("n1", cpu="1")
     sim.pod("p", cpu="2")
     sim.at(4, _touch_node(sim, "n1", "late"))
@@ -62,8 +62,8 @@ def test_event_after_the_backoff_moves_straight_to_active() -> None:
     assert _attempts(sim, "default/p") == [0, 4]
 
 
-def test_unschedulable_pods_wait_for_a_relevant_event_or_the_five_minute_flush() -> None:
-    sim = Sim()
+def test_unschedulable_pods_wait_for_a_relevant_event_or_the_five_minute_flush(make_sim: SimFactory) -> None:
+    sim = make_sim()
     sim.node("n1", cpu="1")
     sim.node("n2", cpu="1", labels={"other": "true"})
     sim.pod("p", cpu="2")
@@ -74,10 +74,10 @@ def test_unschedulable_pods_wait_for_a_relevant_event_or_the_five_minute_flush()
     assert _attempts(sim, "default/p") == [0, 330]
 
 
-def test_a_quiet_cluster_does_not_retry_forever() -> None:
+def test_a_quiet_cluster_does_not_retry_forever(make_sim: SimFactory) -> None:
     """With nothing changed since a pod failed, the leftover flush would repeat the same failure: we skip
     that retry so that a simulation with a pod pending forever still ends (documented deviation)."""
-    sim = Sim()
+    sim = make_sim()
     sim.node("n1", cpu="1")
     sim.pod("p", cpu="2")
     sim.run(10_000)

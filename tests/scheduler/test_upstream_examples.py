@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from tests.helpers import UPSTREAM, requires_upstream
-from tests.scheduler.harness import Sim
+from tests.scheduler.harness import Sim, SimFactory
 
 EXAMPLES = UPSTREAM / "jobset" / "examples" / "workload-aware-scheduling"
 #: the gates of the examples' kind.yaml
@@ -32,17 +32,21 @@ def _timeline(sim: Sim) -> list[tuple[Any, ...]]:
     return [(t, kind, _SUFFIX.sub("", name), event, extra) for t, kind, name, event, extra in sim.timeline()]
 
 
-def test_gang_of_six_waits_for_room() -> None:
-    sim = Sim("1.36", GATES, controllers=True)
+def test_gang_of_six_waits_for_room(make_sim: SimFactory) -> None:
+    sim = make_sim("1.36", GATES)
     for i in range(4):
         sim.node(f"worker-{i}", cpu="6")  # one 4-cpu pod per node: 4 of 6
     _apply(sim, "workload.yaml", "podgroup.yaml", "jobset.yaml")
     sim.at(30, lambda: [sim.node(f"worker-{i}", cpu="6") for i in (4, 5)])
+    sim.run(1)
+    assert sim.group("js-abc-workers-def").waiting == "gang 4/6 placeable: 2 pods Insufficient cpu"
     sim.run(60)
-    why = "gang 4/6 placeable: 2 pods Insufficient cpu"
+    # The events carry upstream's status (``errPodGroupUnschedulable``, then workload-aware preemption's
+    # status appended); our explanation is the group's timeline note.
+    status = "pod group is unschedulable, No preemption victims found for incoming preemptor"
     assert _timeline(sim) == [
-        (0, "PodGroup", "js-abc-workers-def", "Unschedulable", why),
-        *[(0, "Pod", f"js-rj-{j}-{i}", "Unschedulable", why) for j in (0, 1) for i in (0, 1)],
+        (0, "PodGroup", "js-abc-workers-def", "Unschedulable", status),
+        *[(0, "Pod", f"js-rj-{j}-{i}", "Unschedulable", status) for j in (0, 1) for i in (0, 1)],
         *[(0, "Pod", f"js-rj-2-{i}", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu.") for i in (0, 1)],
         (30, "PodGroup", "js-abc-workers-def", "Scheduled", None),
         *[(30, "Pod", f"js-rj-{j}-{i}", "Scheduled", f"worker-{2 * j + i}") for j in range(3) for i in (0, 1)],
@@ -50,8 +54,8 @@ def test_gang_of_six_waits_for_room() -> None:
     assert sim.group("js-abc-workers-def").admitted_at == 30
 
 
-def test_tas_puts_all_four_pods_on_one_rack() -> None:
-    sim = Sim("1.36", GATES, controllers=True)
+def test_tas_puts_all_four_pods_on_one_rack(make_sim: SimFactory) -> None:
+    sim = make_sim("1.36", GATES)
     key = "topology.example.com/rack"
     for rack, count in (("rack-a", 3), ("rack-b", 2)):
         for i in range(count):
@@ -69,8 +73,8 @@ def test_tas_puts_all_four_pods_on_one_rack() -> None:
     ]
 
 
-def test_low_priority_gang_is_preempted_as_a_whole_by_the_high_priority_one() -> None:
-    sim = Sim("1.36", GATES, controllers=True)
+def test_low_priority_gang_is_preempted_as_a_whole_by_the_high_priority_one(make_sim: SimFactory) -> None:
+    sim = make_sim("1.36", GATES)
     for i in range(4):
         sim.node(f"worker-{i}", cpu="4")  # one 3-cpu pod per node
     _apply(sim, "preemption/low-priority.yaml", "preemption/high-priority.yaml", "preemption/low-priority-jobset.yaml")

@@ -224,5 +224,5 @@ def test_error_messages(tmp_path: Path) -> None:
         ("scenario-invalid-value", 'spec.nodes[0].taints[0].effect: Unsupported value: "Never": supported values: '
          '"NoSchedule", "PreferNoSchedule", "NoExecute"', "spec.nodes[0].taints[0].effect"),
         ("scenario-invalid-action", "spec.actions[0]: an action needs exactly one of failNode, failPod, suspend, "
-         "resume, delete (found none)", "spec.actions[0]"),
+         "resume, delete, patch (found none)", "spec.actions[0]"),
     ]

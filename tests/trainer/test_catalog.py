@@ -205,4 +205,6 @@ def test_trainer_rules_are_registered_with_spec_citations() -> None:
     assert len(trainer) == 32
     assert all(r.spec.startswith("trainer.md §") for r in trainer)
     layers = {r.id: r.layer.value for r in trainer if r.layer.value != "webhook"}
-    assert layers == {"trainjob-runtime-not-found": "reference", "trainjob-runtime-deprecated": "reference"}
+    assert layers == {"trainjob-runtime-not-found": "reference", "trainjob-runtime-deprecated": "reference",
+                      # Admitted by Trainer, refused later (issue #13).
+                      "trainjob-jobset-rejected": "consequence", "trainjob-reconcile-failure": "consequence"}

@@ -171,13 +171,17 @@ def test_long_name_with_dataset_initializer_is_rejected_as_jobset(
     diagnostics = validate_objects(tmp_path, tj)
     found = [d for d in diagnostics if d.rule == "trainjob-jobset-rejected"]
     assert [d.message for d in found] == [
-        f'JobSet "{name}" generated for this TrainJob would be rejected: spec.replicatedJobs[{i}].name: Invalid value: '
+        f'TrainJob "{name}" is accepted, but JobSet admission refuses its JobSet "{name}", event '
+        f'TrainJobResourcesCreationFailed: TrainJob resources reconciliation failed: spec.replicatedJobs[{i}].name: '
+        'Invalid value: '
         f'"{name}-{job}-0": JobSet name is too long, pod names generated for this JobSet will exceed 63 characters'
         for i, job in ((["dataset-initializer", "model-initializer"].index(j), j) for j in rejected)
     ]
-    assert all(d.path == f"spec.replicatedJobs[{i}].name" for i, d in enumerate(found))
-    # Pointed at the TrainJob's metadata.name (line 4 of the dumped object).
+    # The path and the position are the TrainJob's field that causes it, metadata.name (line 4 of the
+    # dumped object); the JobSet's own path is in the message (issue #13).
+    assert all(d.path == "metadata.name" for d in found)
     assert all((d.line, d.column) == (4, 3) for d in found)
+    assert all((d.severity, d.layer) == ("error", "consequence") for d in found)
     assert trainer_rules(diagnostics) == ["trainjob-jobset-rejected"] * len(rejected)
 
 
@@ -193,16 +197,19 @@ def test_jobset_rejection_not_checked_for_other_managers(tmp_path: Path) -> None
     assert trainer_rules(validate_objects(tmp_path, tj)) == []
 
 
-def test_reconcile_failure_is_a_warning(tmp_path: Path) -> None:
-    """Quirk 11 seen from validate: admitted, but the controller cannot build the objects."""
+def test_reconcile_failure_is_a_consequence_error(tmp_path: Path) -> None:
+    """Quirk 11 seen from validate: admitted, but the controller cannot build the objects: it never runs,
+    an error of the consequence layer (issue #13)."""
     from tests.trainer.util import NO_WEBHOOK, job, runtime
 
     rt = runtime("mpi", ml_policy={"mpi": {"mpiImplementation": ""}}, jobs=[job("launcher"), job("node", None)],
                  labels=NO_WEBHOOK)
     diagnostics = validate_objects(tmp_path, rt, trainjob("m", "mpi", trainer={}))
     failures = [d for d in diagnostics if d.rule == "trainjob-reconcile-failure"]
-    assert [(d.severity, d.message) for d in failures] == [
-        ("warning", "TrainJob resources reconciliation failed: MPI implementation for  doesn't supported"),
+    assert [(d.severity, d.layer, d.message) for d in failures] == [
+        ("error", "consequence", 'TrainJob "m" is accepted, but its controller fails to create its objects, event '
+         "TrainJobResourcesCreationFailed: TrainJob resources reconciliation failed: MPI implementation for  "
+         "doesn't supported"),
     ]
 
 
@@ -235,6 +242,7 @@ def test_runtime_template_problem_surfaces_as_jobset_rejection(tmp_path: Path) -
     diagnostics = validate_objects(tmp_path, rt, trainjob("tj"))
     found = [d for d in diagnostics if d.rule == "trainjob-jobset-rejected"]
     assert [d.message for d in found] == [
-        'JobSet "tj" generated for this TrainJob would be rejected: '
-        "<nil>: Internal error: DependsOn can't be set for the first ReplicatedJob",
+        'TrainJob "tj" is accepted, but JobSet admission refuses its JobSet "tj", event TrainJobResourcesCreationFailed: '
+        "TrainJob resources reconciliation failed: <nil>: Internal error: DependsOn can't be set for the first "
+        "ReplicatedJob",
     ]

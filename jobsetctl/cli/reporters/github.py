@@ -29,7 +29,8 @@ class GithubReporter(Reporter):
                     lines.append("::endgroup::")
                 lines.append(f"::group::{_escape_data(d.file)}")
                 current = d.file
-            message = d.message + (f" (hint: {d.hint})" if d.hint else "")
+            message = d.message + (f" (hint: {d.hint})" if d.hint else "") + (
+                f" (note: {d.after_note})" if d.after is not None else "")
             lines.append(
                 f"::{_COMMAND[d.severity]} file={_escape_property(d.file)},line={d.line},col={d.column},"
                 f"title={_escape_property(d.rule)}::{_escape_data(message)}"

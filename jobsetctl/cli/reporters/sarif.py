@@ -26,7 +26,8 @@ class SarifReporter(Reporter):
             result: dict[str, Any] = {
                 "ruleId": d.rule,
                 "level": _LEVEL[d.severity],
-                "message": {"text": d.message + (f"\nhint: {d.hint}" if d.hint else "")},
+                "message": {"text": d.message + (f"\nhint: {d.hint}" if d.hint else "")
+                            + (f"\nnote: {d.after_note}" if d.after is not None else "")},
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": _uri(d.file)},
@@ -39,6 +40,9 @@ class SarifReporter(Reporter):
                 result["ruleIndex"] = index[d.rule]
             if d.object is not None:
                 result["properties"]["object"] = d.object.as_dict()
+            if d.after is not None:
+                # Not what the API server answers: upstream stops at these errors first (issue #13).
+                result["properties"]["after"] = str(d.after)
             results.append(result)
         document = {
             "$schema": SARIF_SCHEMA,

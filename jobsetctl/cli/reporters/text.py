@@ -55,6 +55,9 @@ class TextReporter(Reporter):
             lines.append("  " + " " * (len(gutter) - 2) + "| " + " " * caret + self._paint(_STYLE[d.severity], "^"))
         if d.hint:
             lines.append(f"         hint: {d.hint}")
+        note = d.after_note
+        if note is not None:
+            lines.append(f"         note: {note}")
         return lines
 
     def _summary(self, report: Report) -> str:

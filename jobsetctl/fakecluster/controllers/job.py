@@ -13,7 +13,7 @@ What we keep and what we leave out (kubernetes ``pkg/controller/job``):
 * expectations are not needed: our store is consistent and controllers run one at a time;
 * events re-sync the Job at once (upstream batches pod events by 1 s); timed re-syncs come from
   ``activeDeadlineSeconds``, the pod-failure back-off and the API back-off of rejected creates;
-* ``successPolicy`` (the ``SuccessPolicy`` reason) is not evaluated yet.
+* ``successPolicy`` of Indexed Jobs: :mod:`.job_success`.
 
 Simulation events (the JSON contract): Job ``Suspended``, ``Resumed``, ``Completed`` and ``Failed``
 (with the condition's reason and message). Kubernetes Events as upstream: ``SuccessfulCreate``,

@@ -19,17 +19,26 @@ and the 1.37 ``workloadbuilder`` versions, read through the file index) and sche
   missing PodGroup for an existing Workload; existing ones are discovered by ``spec.controllerRef``
   (Workload) and the template reference (PodGroup), and used only when their controller is the Job;
 * names: Workload ``<job>-<hash(UID)>``, PodGroup ``<workload>-<template>-<hash>`` (253 characters at
-  most), the hash being FNV-32a rendered in decimal and then through apimachinery's
+  most; a delegated PodGroup takes the *parent's* Workload name, so two Jobs delegated the same
+  template collide: the second create is refused as AlreadyExists and that Job creates no pods,
+  as upstream), the hash being FNV-32a rendered in decimal and then through apimachinery's
   ``SafeEncodeString``. The UID hash input is ``DeepHashObject``'s spew ``%#v`` rendering,
   ``(types.UID)<uid>`` (derived from go-spew's formatter; no upstream test pins a value);
 * ownership: Workload → Job (controller); PodGroup → Job (controller) and, for a root Job, the
   Workload (no ``blockOwnerDeletion``); pods → Job (controller) and PodGroup, and
   ``spec.schedulingGroup.podGroupName``;
 * suspend keeps both objects (scheduling.md §1.5; the 1.37 KEP text proposes deleting the PodGroup
-  while suspended, which the code read does not do yet).
+  while suspended, which the code read does not do yet);
+* 1.37 gang ``minCount`` follow-up (``syncGangMinCount``, ``desiredGangMinCount``): a root Job's Workload
+  template and PodGroup are resized to the work left when ``minCount`` was defaulted from parallelism
+  (``completions - succeeded - failed indexes``, at least 1, at most the resolved count; an explicit
+  ``minCount`` or a work-queue Job keeps its count), and a delegated PodGroup follows its parent
+  template's ``minCount``;
+* 1.37: a root Job's Workload with other than one template is an error; the Job creates no pods.
 
-Not modelled: ``minCount`` follow-up patches for elastic Jobs (1.37 ``syncGangMinCount``), the
-``parent-composite-podgroup`` annotation, and 1.35 (it has no ``WorkloadWithJob``).
+Not modelled: the managed-by annotation upstream writes on the objects it creates (the objects
+controlled by the Job stand for them) and 1.35 (it has no ``WorkloadWithJob``). The parent
+CompositePodGroup annotation is read in either spelling.
 """
 
 from __future__ import annotations
@@ -198,8 +207,7 @@ def build_workload(view: JobView, version: KubeVersion, api_version: str) -> Obj
 
 
 def build_pod_group(view: JobView, version: KubeVersion, api_version: str, workload: Object,
-                    template: dict[str, Any], *, link_workload: bool, per_job: bool = False,
-                    parent: str = "") -> Object:
+                    template: dict[str, Any], *, link_workload: bool, parent: str = "") -> Object:
     wl_meta = mapping(workload.get("metadata"))
     wl_name = text(wl_meta.get("name"))
     owners = [controller_ref(view.job)]
@@ -219,15 +227,44 @@ def build_pod_group(view: JobView, version: KubeVersion, api_version: str, workl
                 spec[key] = copy_tree(template[key])
     if parent and version.minor >= 37:
         spec["parentCompositePodGroupName"] = parent
-    # A delegated template yields one PodGroup per Job (KEP-6089), so the Job's name takes the Workload's
-    # place in the name; the naming of delegated PodGroups is [UNCONFIRMED] upstream.
-    name = pod_group_name(view.name if per_job else wl_name, t_name)
+    # ``computePodGroupName(workload.Name, template.Name)`` for root and delegated Jobs alike
+    # (job_scheduling_manager_test.go, "delegated Job creates the PodGroup from the parent's template").
+    name = pod_group_name(wl_name, t_name)
     return {
         "apiVersion": api_version,
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": view.namespace, "ownerReferences": owners},
         "spec": spec,
     }
+
+
+def desired_gang_min_count(view: JobView, resolved: int) -> int:
+    """``desiredGangMinCount``: a gang whose ``minCount`` was defaulted from parallelism shrinks in the
+    tail to the work left (never below 1), so that the last pods, fewer than parallelism, can form it."""
+    explicit = integer(mapping(mapping(mapping(view.scheduling).get("schedulingPolicy")).get("gang")).get("minCount"))
+    completions = view.completions
+    if explicit is not None or completions is None:
+        return resolved
+    left = completions - (integer(view.status.get("succeeded")) or 0)
+    if view.indexed:
+        left -= count_indexes(text(view.status.get("failedIndexes")))
+    return min(resolved, max(left, 1))
+
+
+def count_indexes(compressed: str) -> int:
+    """The number of indexes in a compressed list such as ``1-2,7``."""
+    count = 0
+    for part in filter(None, compressed.split(",")):
+        low, _, high = part.partition("-")
+        try:
+            count += int(high) - int(low) + 1 if high else 1
+        except ValueError:
+            continue
+    return count
+
+
+def gang_min_count(holder: dict[str, Any]) -> int | None:
+    return integer(mapping(mapping(holder.get("schedulingPolicy")).get("gang")).get("minCount"))
 
 
 def find_template(workload_spec: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -296,8 +333,35 @@ class SchedulingObjects:
             workload = workloads[0]
         templates = [t for t in items(mapping(workload.get("spec")).get("podGroupTemplates")) if isinstance(t, dict)]
         if len(templates) != 1:
+            if version.minor >= 37:
+                # [DERIVED] wording: upstream returns an error (TestEnsureWorkloadAndPodGroup, "unsupported
+                # PodGroupTemplate count returns an error").
+                wl_name = text(mapping(workload.get("metadata")).get("name"))
+                return EnsureResult(error=f"Workload {view.namespace}/{wl_name} has {len(templates)} "
+                                          "PodGroupTemplates, want 1")
             return EnsureResult()
-        return self._pod_group(view, version, api_version, workload, templates[0], new_job, link_workload=True)
+        result = self._pod_group(view, version, api_version, workload, templates[0], new_job, link_workload=True)
+        if version.minor >= 37 and result.pod_group is not None:
+            self._sync_gang_min_count(view, workload, result.pod_group)
+        return result
+
+    def _sync_gang_min_count(self, view: JobView, workload: Object, pod_group: Object) -> None:
+        """``syncGangMinCount``: resize the Job's own Workload template and PodGroup."""
+        resolved = gang_min_count(build_template(view, self.api.version))
+        if resolved is None or not _controlled_by(workload, view.uid):
+            return
+        desired = desired_gang_min_count(view, resolved)
+        template = mapping(items(mapping(workload.get("spec")).get("podGroupTemplates"))[0])
+        if gang_min_count(template) not in (None, desired):
+            self._set_min_count(workload, lambda obj: obj["spec"]["podGroupTemplates"][0], desired)
+        if _controlled_by(pod_group, view.uid) and gang_min_count(mapping(pod_group.get("spec"))) not in (None, desired):
+            self._set_min_count(pod_group, lambda obj: obj["spec"], desired)
+
+    def _set_min_count(self, obj: Object, holder: Any, count: int) -> None:
+        """An update of ``schedulingPolicy.gang.minCount`` (mutable in 1.37) through the API server."""
+        old = copy_tree(obj)
+        holder(obj)["schedulingPolicy"]["gang"]["minCount"] = count
+        self.api.update(obj, old=old)
 
     def _delegated(self, view: JobView, version: KubeVersion, api_version: str, new_job: bool) -> EnsureResult:
         parent = _controller_owner(view.job) or {}
@@ -317,12 +381,19 @@ class SchedulingObjects:
         parent_cpg = next(
             (text(view.annotations.get(a)) for a in PARENT_COMPOSITE_ANNOTATIONS if view.annotations.get(a)), ""
         )
-        return self._pod_group(view, version, api_version, parents[0], template, new_job,
-                               link_workload=False, per_job=True, parent=parent_cpg)
+        result = self._pod_group(view, version, api_version, parents[0], template, new_job,
+                                 link_workload=False, parent=parent_cpg)
+        wanted_min = gang_min_count(template)
+        group = result.pod_group
+        if (version.minor >= 37 and group is not None and wanted_min is not None and _controlled_by(group, view.uid)
+                and gang_min_count(mapping(group.get("spec"))) not in (None, wanted_min)):
+            # The delegated PodGroup follows its parent template (TestEnsureWorkloadAndPodGroup, "delegated
+            # PodGroup follows a parent Workload minCount change").
+            self._set_min_count(group, lambda obj: obj["spec"], wanted_min)
+        return result
 
     def _pod_group(self, view: JobView, version: KubeVersion, api_version: str, workload: Object,
-                   template: dict[str, Any], new_job: bool, *, link_workload: bool, per_job: bool = False,
-                   parent: str = "") -> EnsureResult:
+                   template: dict[str, Any], new_job: bool, *, link_workload: bool, parent: str = "") -> EnsureResult:
         wl_name = text(mapping(workload.get("metadata")).get("name"))
         groups = [g for g in self.api.list(GROUP, "PodGroup", view.namespace)
                   if _workload_ref_name(g, version) == wl_name]
@@ -333,7 +404,7 @@ class SchedulingObjects:
             if version.minor >= 37 and not new_job:
                 return EnsureResult()
             created = self._create(build_pod_group(view, version, api_version, workload, template,
-                                                   link_workload=link_workload, per_job=per_job, parent=parent))
+                                                   link_workload=link_workload, parent=parent))
             if isinstance(created, str):
                 return EnsureResult(error=created)
             if version.minor >= 37:

@@ -89,6 +89,7 @@ from jobsetctl.fakecluster.controllers.job_spec import (
     integer,
     new_condition,
 )
+from jobsetctl.fakecluster.controllers.job_success import REASON_SUCCESS_POLICY, match_success_policy
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.jsontree import copy_tree
 
@@ -232,6 +233,10 @@ class JobSync:
                 self.delayed = pods_with_delayed_deletion(
                     view, tracked, self.succeeded_indexes, self.failed_indexes,
                     {completion_index(p) for p in self.active_pods}, self.clock)
+            if finish is None:
+                matched = match_success_policy(view, self.succeeded_indexes, completions)
+                if matched is not None:
+                    finish = Finish(SUCCESS_CRITERIA_MET, REASON_SUCCESS_POLICY, matched)
 
         suspend_changed = False
         if finish is not None:

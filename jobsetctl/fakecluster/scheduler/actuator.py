@@ -127,20 +127,22 @@ class Actuator:
         if s.api.get("", "Pod", pod.namespace, pod.name) is pod.obj:
             s.api.update_status(pod.obj)
 
-    def preempt_pod(self, victim: PodInfo, preemptor: str, preemptor_uid: str, node_name: str | None,
-                    scheduler_name: str) -> None:
-        """Mark and delete one victim. ``preemptor`` is ``namespace/name`` of the pod, or
-        ``PodGroup namespace/name`` for group preemption."""
+    def preempt_pod(self, victim: PodInfo, preemptor: str, preemptor_uid: str, candidate: str | None,
+                    scheduler_name: str, *, kind: str = "pod") -> None:
+        """Mark and delete one victim (``Executor.PreemptPod``). ``preemptor`` names it for the timeline
+        (``namespace/name`` of a pod, ``PodGroup namespace/name`` of a group); ``kind`` is the executor's
+        entity type (``pod``, ``podgroup``, ``compositepodgroup``) and ``candidate`` the node the
+        preemptor was nominated to ("cluster" for a group)."""
         s = self.s
         obj = victim.obj
         if s.api.get("", "Pod", victim.namespace, victim.name) is not obj:
             return
         set_condition(obj, "DisruptionTarget", "True", PREEMPTION_BY_SCHEDULER,
-                      f"{scheduler_name}: preempting to accommodate a higher priority pod", self.timestamp())
-        where = f" on node {node_name}" if node_name else ""
+                      f"{scheduler_name}: preempting to accommodate a higher priority {kind}", self.timestamp())
+        where = f" on node {victim.node_name}" if victim.node_name else ""
         s.recorder.record_for(obj, "Preempted", node=victim.node_name, reason=PREEMPTION_BY_SCHEDULER,
                               message=f"Preempted by {preemptor}{where}")
-        s.recorder.kube_event(obj, "Normal", "Preempted", f"Preempted by pod {preemptor_uid}{where}")
+        s.recorder.kube_event(obj, "Normal", "Preempted", f"Preempted by {kind} {preemptor_uid} on node {candidate}")
         s.api.update_status(obj)
         s.api.delete(obj)
 
@@ -159,11 +161,20 @@ class Actuator:
         self._group_condition(state, True, "Scheduled", "")
 
     def group_unschedulable(self, state: GroupState, message: str, *, error: bool = False,
-                            reason: str | None = None) -> None:
+                            reason: str | None = None, note: str | None = None) -> None:
+        """The group's condition and ``Unschedulable`` event carry ``message`` (upstream's status text);
+        ``note`` (our explanation, default the message) is what the timeline shows while it waits."""
+        if state.scheduled and not error and reason is None:
+            # Extras of a group that is scheduled: the condition does not regress (``updatePodGroupCondition``)
+            # and the group is not waiting; the pods say why they do not fit.
+            return
         record = self.s.groups.record(state.key)
-        record.waiting = message
+        record.waiting = note or message
         reason = reason or (SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON)
-        if state.last_message != message:
+        retried = state.preempted_in_cycle is not None and state.preempted_in_cycle != self.s.queue.scheduling_cycle
+        if retried:
+            state.preempted_in_cycle = None
+        if state.last_message != message or retried:
             state.last_message = message
             self._record_group(state.key, "Unschedulable", reason=reason, message=message)
         self._group_condition(state, False, reason, message)
@@ -174,7 +185,7 @@ class Actuator:
         self._record_group(state.key, "Preempted", reason=PREEMPTION_BY_SCHEDULER,
                            message=f"Preempted by {preemptor}")
         state.scheduled = False
-        if state.obj is not None and state.key[0] == "pg":
+        if state.obj is not None and state.key[0] in ("pg", "cpg"):
             set_condition(state.obj, "DisruptionTarget", "True", PREEMPTION_BY_SCHEDULER,
                           f"preempted to accommodate {preemptor}", self.timestamp(), metav1=True)
             s.api.update_status(state.obj)

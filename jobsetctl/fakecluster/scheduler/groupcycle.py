@@ -1,22 +1,25 @@
 """PodGroup (1.36) and workload (1.37) scheduling cycles, and Volcano's all-or-nothing allocation
-(scheduling.md §1.3, §1.4, §1.7, §1.8, §4.2).
+(scheduling.md §1.3, §1.4, §1.7, §1.8, §4.2; kubernetes ``schedule_one_podgroup.go``).
 
-1.36 (``podgroup cycle``): popping any member pulls every queued member (activeQ and backoffQ); they are
-sorted by priority and first observation, placed against one cache, and minCount (assumed + bound) decides:
-success binds the placed pods (extras that did not fit stay pending), failure binds nothing and sends
-everyone back to the unschedulable pool (PodGroup ``PodGroupScheduled=False/Unschedulable``). Without
-``WorkloadAwarePreemption`` the failing pods preempt one by one (DefaultPreemption); with it the group
-preempts as a unit; a topology constraint disables preemption (doc note, test "tas gang with constraint
-does not use workload preemption").
+1.36 (``podgroup cycle``): popping any member pulls every queued member (``PopSpecificPod``); they are
+placed against one cache (:mod:`.groupalgorithm`); minCount (assumed + bound) decides: success binds the
+placed pods (extras that did not fit stay pending), failure binds nothing and sends everyone back
+(PodGroup ``PodGroupScheduled=False/Unschedulable``, message ``pod group is unschedulable``). Without
+``WorkloadAwarePreemption`` failing pods preempt one by one inside the cycle; with it the group preempts
+as a unit (:mod:`.workloadpreemption`), except a group with a topology constraint ("workload aware
+preemption is not supported for pod groups with scheduling constraints").
 
 1.37 (``workload scheduling cycle``): member pods wait in the queue as parts of one group entry
-(``QueuedPodGroupInfo``); PlacementFeasible aborts a pass as soon as placed + remaining < minCount; an
-*initial* attempt (no member bound yet) that reaches minCount binds without preempting and requeues the
-rest at once with their old timestamp; a *subsequent* attempt of a gang with unplaced pods tries
-workload-aware preemption first ("PartialSuccess") and binds only if preemption cannot help; basic groups
-always bind what fits. A priority mismatch between the PodGroup and a member fails the whole group with
-``SchedulerError`` (``all pods in a single pod group should match the priority of the pod group``), which
-serves the full error backoff. ``minCount`` is read at every cycle.
+(``QueuedPodGroupInfo``); PlacementFeasible ends a pass as soon as placed + remaining < minCount
+(``minCount (N) cannot be satisfied: ...``). Pods that fit bind first (``podGroupCycle``): a feasible
+cycle binds what it placed and puts the entry straight back so the rest get their own cycle at once;
+workload-aware preemption runs only when the cycle's status is Unschedulable, and its status is appended
+to the group's (``pod group preemption: found a placement for podgroup, preempting N victims``). A priority
+mismatch between the PodGroup and a member fails the whole group with ``SchedulerError``.
+
+Pods that found a node but whose group did not bind, and pods the pass never reached, carry the group's
+status text; pods that found no node carry their own ``0/N nodes are available`` text. The timeline note
+of a waiting group (``GroupRecord.waiting``) keeps our own explanation (``gang 2/3 placeable: ...``).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType
-from jobsetctl.fakecluster.scheduler import messages
+from jobsetctl.fakecluster.scheduler import groupstatus, messages
 from jobsetctl.fakecluster.scheduler.composite import CompositeTrees
+from jobsetctl.fakecluster.scheduler.groupalgorithm import GroupAlgorithm
 from jobsetctl.fakecluster.scheduler.groups import (
     COMPOSITE,
     COSCHED,
@@ -36,14 +40,21 @@ from jobsetctl.fakecluster.scheduler.groups import (
     GroupSpec,
     GroupState,
     gang_gates_on,
+    group_cycle_gates_on,
     parse_group_spec,
 )
 from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, Diagnosis
 from jobsetctl.fakecluster.scheduler.placement import Placement, Placer
 from jobsetctl.fakecluster.scheduler.plugins.volcano import task_of
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, mapping
-from jobsetctl.fakecluster.scheduler.queue import ACTIVE, BACKOFF, GATED, IN_FLIGHT, QueuedItem
-from jobsetctl.fakecluster.scheduler.workloadpreemption import WorkloadPreemption, wap_enabled
+from jobsetctl.fakecluster.scheduler.queue import ACTIVE, BACKOFF, GATED, IN_FLIGHT, UNSCHEDULABLE, QueuedItem
+from jobsetctl.fakecluster.scheduler.victims import PODGROUP, Units, VictimUnit
+from jobsetctl.fakecluster.scheduler.workloadpreemption import (
+    Attempt,
+    PreemptionResult,
+    WorkloadPreemption,
+    wap_enabled,
+)
 from jobsetctl.kube.versions import KubeVersion
 
 if TYPE_CHECKING:
@@ -52,14 +63,21 @@ if TYPE_CHECKING:
 MEMBER = "member"
 PRIORITY_MISMATCH = "all pods in a single pod group should match the priority of the pod group"
 SCHEDULER_MISMATCH = "all pods in a single pod group should use the same scheduler"
+#: ``runWorkloadAwarePreemption`` (1.36) refuses groups with a topology constraint.
+TOPOLOGY_NOT_SUPPORTED = "workload aware preemption is not supported for pod groups with scheduling constraints"
 ENTRY = "group"
+#: Plugins whose cluster events can help a group that failed (pod deletion frees resources, ...).
+REQUEUE_PLUGINS = frozenset({"GangScheduling", "NodeResourcesFit", "InterPodAffinity", "NodeAffinity",
+                             "TaintToleration", "NodeUnschedulable", "VolcanoGang"})
 
 
 class GroupCycle:
     def __init__(self, scheduler: Scheduler) -> None:
         self.s = scheduler
         self.placer = Placer(scheduler)
+        self.units = Units(scheduler)
         self.preemption = WorkloadPreemption(scheduler)
+        self.algorithm = GroupAlgorithm(self)
         self.trees = CompositeTrees(scheduler, self)
         #: 1.37: member pod items held by their group entry, per entry (root) key.
         self.held: dict[GroupKey, dict[str, QueuedItem]] = {}
@@ -68,24 +86,22 @@ class GroupCycle:
         preemption = default.plugin("DefaultPreemption")
         if preemption is not None:
             preemption.unit_of = self._per_pod_unit  # type: ignore[attr-defined]
-            preemption.unit_priority = self._per_pod_priority  # type: ignore[attr-defined]
 
     # ---- which pods go through here ----------------------------------------------------------------
     def workload_cycle(self) -> bool:
-        return self.s.version is KubeVersion.V1_37 and gang_gates_on(self.s.gates)
+        return self.s.version is KubeVersion.V1_37 and group_cycle_gates_on(self.s.gates, self.s.version)
 
     def handles(self, pod: PodInfo) -> bool:
         assert pod.group is not None
         if pod.group[0] == VOLCANO_GROUP:
             return True
-        return pod.group[0] == POD_GROUP and gang_gates_on(self.s.gates) and self.s.version.minor >= 36
+        return pod.group[0] == POD_GROUP and self.s.version.minor >= 36 and group_cycle_gates_on(self.s.gates, self.s.version)
 
-    def _per_pod_unit(self, pod: PodInfo) -> list[PodInfo]:
-        # 1.37 per-pod preemption takes an ``all``-mode group as a unit (U9, provisional); 1.36 does not.
-        return self.preemption.unit_of(pod) if self.s.version is KubeVersion.V1_37 else [pod]
-
-    def _per_pod_priority(self, pod: PodInfo) -> int:
-        return self.preemption.group_priority(pod.group, pod) if self.s.version is KubeVersion.V1_37 else pod.priority
+    def _per_pod_unit(self, pod: PodInfo) -> VictimUnit:
+        # 1.37 per-pod preemption takes a victim's unit at its hierarchy's priority (U9); 1.36 does not.
+        if self.s.version is KubeVersion.V1_37:
+            return self.units.unit_of(pod)
+        return VictimUnit([pod], pod.priority)
 
     def entry_key(self, group: GroupKey) -> GroupKey:
         return self.trees.root_of(group)
@@ -135,14 +151,17 @@ class GroupCycle:
             status = mapping(event.obj.get("status"))
             if not status.get("phase"):
                 s.actuator.set_phase(event.obj, "Pending")
-        if key[0] == COMPOSITE:
-            states = [st for st in s.groups.states.values() if st.key[0] == POD_GROUP and
-                      self.entry_key(st.key) == self.entry_key(key)] if self.workload_cycle() else []
+        if key[0] in (COMPOSITE, POD_GROUP) and self.workload_cycle():
+            root = self.entry_key(key)
+            if root != key or key[0] == COMPOSITE:
+                # Part of a CompositePodGroup tree: the quorum is the root's, so a group appearing or
+                # shrinking anywhere in it may release every leaf's pods (podgroup/queueing_test.go).
+                states = [s.groups.state(leaf) for leaf in self.trees.leaves(root)]
         pods = [p for st in states for p in st.members.values()]
         if event.type == WatchType.MODIFIED:
-            spec = s.groups.spec(states[0]) if states else None
-            if previous_min is None or spec is None or spec.min_count >= previous_min:
-                return False  # only a minCount decrease can help a waiting gang (1.37)
+            new_min = parse_group_spec(key, event.obj, s.gates, s.version).min_count
+            if previous_min is None or new_min >= previous_min:
+                return False  # only a minCount (minGroupCount) decrease can help a waiting group (1.37)
             s.move(ClusterEvent.GROUP_UPDATE)
         else:
             s.move(ClusterEvent.GROUP_ADD)
@@ -222,16 +241,16 @@ class GroupCycle:
         self.s.actuator.group_unschedulable(state, f"gang {assigned}/{spec.min_count} placeable: 1 pods {reason}")
 
     def victims_evicted(self, victims: list[PodInfo], preemptor: str) -> None:
-        """Per-pod preemption took pods of groups: a group whose ``all`` unit was taken is Preempted."""
+        """Per-pod preemption took pods of groups: a group that was taken as a unit is Preempted."""
+        if self.s.version is not KubeVersion.V1_37:
+            return
         seen: set[GroupKey] = set()
         for pod in victims:
-            if pod.group is None or pod.group in seen:
+            group = self.units.unit_group(pod)
+            if group is None or group in seen:
                 continue
-            seen.add(pod.group)
-            state = self.s.groups.states.get(pod.group)
-            spec = self.s.groups.spec(state) if state is not None else None
-            if state is not None and spec is not None and spec.disruption_all and len(victims) > 1:
-                self.s.actuator.group_preempted(state, preemptor)
+            seen.add(group)
+            self.s.actuator.group_preempted(self.s.groups.state(group), preemptor)
 
     def tree_quorum(self, namespace: str, cpg: str) -> tuple[str, str | None]:
         return self.trees.quorum(namespace, cpg)
@@ -247,7 +266,8 @@ class GroupCycle:
         items = {pod.uid: item}
         for uid in s.groups.state(pod.group).members:
             other = s.queue.get(uid)
-            if uid != pod.uid and other is not None and other.where in (ACTIVE, BACKOFF):
+            # ``PopSpecificPod``: every queued member joins, wherever it waits (active, backoff, unschedulable).
+            if uid != pod.uid and other is not None and other.where in (ACTIVE, BACKOFF, UNSCHEDULABLE):
                 s.queue.hold(other, IN_FLIGHT)
                 other.attempts += 1
                 other.cycle = item.cycle
@@ -266,6 +286,7 @@ class GroupCycle:
             return
         self.cycle(root, held, entry=entry)
 
+    # ---- the PodGroup cycle ------------------------------------------------------------------------
     def cycle(self, key: GroupKey, items: dict[str, QueuedItem], *, entry: QueuedItem | None) -> None:
         s = self.s
         state = s.groups.state(key)
@@ -274,81 +295,111 @@ class GroupCycle:
         record.attempts += 1
         pods = sorted((s.pods[uid] for uid in items), key=lambda p: (-p.priority, p.created, p.seq))
         if spec is None:
-            self.fail(state, items, entry, f'pod group "{key[2]}" does not exist', placement=None)
+            self.fail(state, items, entry, f'pod group "{key[2]}" does not exist')
             return
         if s.version is KubeVersion.V1_37 and spec.priority is not None and any(p.priority != spec.priority for p in pods):
-            self.fail(state, items, entry, PRIORITY_MISMATCH, placement=None, error=True)
+            self.fail(state, items, entry, PRIORITY_MISMATCH, error=True)
             return
         if s.version is KubeVersion.V1_37 and len({p.scheduler_name for p in state.members.values()}) > 1:
             # KEP-4671 beta: every pod of a group is rejected when they name different schedulers (the
             # exact message is not in the snapshot: [UNCONFIRMED] wording).
-            self.fail(state, items, entry, SCHEDULER_MISMATCH, placement=None, error=True)
+            self.fail(state, items, entry, SCHEDULER_MISMATCH, error=True)
             return
         bound_nodes = [s.pods[uid].node_name or "" for uid in state.bound if uid in s.pods]
-        need = spec.min_count if spec.gang else 1
+        # Without GangScheduling nothing enforces minCount (see ``group_cycle_gates_on``).
+        need = spec.min_count if spec.gang and gang_gates_on(s.gates) else 1
         record.min_count = need
-        placement = self.place(key, spec, pods, bound_nodes, need)
-        feasible = self.feasible(spec, placement, len(bound_nodes), need)
-        record.placeable = placement.count + len(bound_nodes)
-        initial = not state.bound and not state.scheduled
-        unplaced = [p for p in pods if p not in {x for x, _ in placement.placed}]
-        if feasible and unplaced and spec.gang and s.version is KubeVersion.V1_37 and not initial and wap_enabled(s):
-            self.placer.rollback(placement)
-            if self.try_preemption(key, spec, pods, bound_nodes, need, require_all=True):
-                self.fail(state, items, entry, self.why(spec, placement, bound_nodes, need), placement=None,
-                          bind_nothing=True)
-                return
-            placement = self.place(key, spec, pods, bound_nodes, need)
-            feasible = self.feasible(spec, placement, len(bound_nodes), need)
-        if feasible:
-            self.succeed(state, items, entry, placement, initial)
+        if key[0] == VOLCANO_GROUP:
+            self._volcano_cycle(state, spec, items, entry, pods, bound_nodes, need)
             return
-        if len(bound_nodes) >= need and placement.count == 0:
-            # The gang already runs: extras that do not fit fail one by one, the group stays Scheduled —
-            # after a 1.37 gang has tried to preempt for them ("PartialSuccess").
-            if spec.gang and s.version is KubeVersion.V1_37 and wap_enabled(s):
-                self.placer.rollback(placement)
-                if self.try_preemption(key, spec, pods, bound_nodes, need, require_all=True):
-                    self.fail(state, items, entry, self.why(spec, placement, bound_nodes, need), placement=None,
-                              bind_nothing=True)
-                    return
-                placement = self.place(key, spec, pods, bound_nodes, need)
-            self.succeed(state, items, entry, placement, initial=False)
+        wap = wap_enabled(s)
+        per_pod = s.version is KubeVersion.V1_36 and not wap and not spec.topology_key
+        attempt = self.algorithm.attempt(key, spec, pods, bound_nodes, need, per_pod_preemption=per_pod)
+        placement = attempt.placement
+        record.placeable = placement.count + len(bound_nodes)
+        if attempt.feasible and not attempt.waiting:
+            self.algorithm.restore(attempt)
+            self.succeed(state, items, entry, placement, again=s.version is KubeVersion.V1_37)
+            return
+        note = self.why(spec, placement, bound_nodes, need)
+        per_pod_text = {uid: messages.fit_error(d) for uid, d in self.diagnoses(placement).items()}
+        per_pod_text.update(attempt.per_pod)
+        placed_nodes = {pod.uid: node.name for pod, node in placement.placed}
+        self.placer.rollback(placement)
+        self.algorithm.restore(attempt)
+        message = attempt.message
+        nominations: dict[str, str | None] = dict(attempt.nominations)
+        if attempt.waiting:
+            # 1.36: the pods that found a node are nominated to it (``SuggestedHost``).
+            nominations.update(placed_nodes)
+        else:
+            for uid in placed_nodes:
+                nominations[uid] = None  # ``clearNominatedNode``
+            if wap:
+                result = self.group_preemption(key, spec, pods, bound_nodes, need)
+                if result is not None:
+                    message = self.with_preemption(message, result)
+                    if result.ok:
+                        nominations = {p.uid: None for p in pods}
+                        nominations.update({pod.uid: node for pod, node in result.nominations})
+        failed = {pod.uid for pod, _state, _prefilter in placement.failed}
+        self.fail(state, items, entry, message, note=note,
+                  per_pod={uid: text for uid, text in per_pod_text.items() if uid in failed},
+                  nominations=nominations)
+
+    def with_preemption(self, message: str, result: PreemptionResult) -> str:
+        """The group's status with the preemption status appended (see :mod:`.groupstatus`)."""
+        if self.s.version is KubeVersion.V1_37:
+            return groupstatus.join(message, groupstatus.PREEMPTION_PREFIX + result.message)
+        return message if result.ok else groupstatus.join(message, result.message)
+
+    def group_preemption(self, key: GroupKey, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str],
+                         need: int) -> PreemptionResult | None:
+        """``runWorkloadAwarePreemption`` for a PodGroup that ended its cycle Unschedulable."""
+        s = self.s
+        if s.version is KubeVersion.V1_36 and spec.topology_key:
+            return PreemptionResult(False, TOPOLOGY_NOT_SUPPORTED)
+        priority = spec.priority if spec.priority is not None else max(p.priority for p in pods)
+
+        def schedule() -> Attempt:
+            attempt = self.algorithm.attempt(key, spec, pods, bound_nodes, need)
+            placement = attempt.placement
+            return Attempt(list(placement.placed), attempt.feasible, attempt.message,
+                           lambda: self.placer.rollback(placement))
+
+        result = self.preemption.preempt(
+            priority=priority, preempt_never=spec.preempt_never or any(p.preempt_never for p in pods),
+            pods=pods, exclude={key}, schedule=schedule)
+        if result.ok and result.victims:
+            self.preemption.actuate(key, PODGROUP, result)
+        return result
+
+    def tasks_met(self, spec: GroupSpec, placement: Placement) -> bool:
+        """Volcano ``minTaskMember``: enough pods of every task placed."""
+        if not spec.min_task_member:
+            return True
+        per_task: dict[str, int] = {}
+        for pod, _ in placement.placed:
+            per_task[task_of(pod)] = per_task.get(task_of(pod), 0) + 1
+        return all(per_task.get(task, 0) >= count for task, count in spec.min_task_member.items())
+
+    def _volcano_cycle(self, state: GroupState, spec: GroupSpec, items: dict[str, QueuedItem],
+                       entry: QueuedItem | None, pods: list[PodInfo], bound_nodes: list[str], need: int) -> None:
+        """Volcano's gang allocation: all or nothing, no preemption (its ``preempt`` action is not modelled)."""
+        placement = self.placer.place(pods, None)
+        if placement.count > 0 and placement.count + len(bound_nodes) >= need and self.tasks_met(spec, placement):
+            self.succeed(state, items, entry, placement, again=False)
             return
         message = self.why(spec, placement, bound_nodes, need)
-        diagnoses = self.diagnoses(placement)  # while the group's assumed pods still hold their nodes
-        per_pod = {uid: messages.fit_error(diagnosis) for uid, diagnosis in diagnoses.items()}
+        per_pod = {uid: messages.fit_error(d) for uid, d in self.diagnoses(placement).items()}
         self.placer.rollback(placement)
-        per_pod.update(self.preempt_after_failure(key, spec, pods, bound_nodes, need, placement, diagnoses))
-        self.fail(state, items, entry, message, placement=placement, per_pod=per_pod)
-
-    def place(self, key: GroupKey, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str], need: int,
-              scope: set[str] | None = None) -> Placement:
-        stop = None
-        if self.s.version is KubeVersion.V1_37 and spec.gang:
-            def stop(placed: int, remaining: int) -> bool:
-                return placed + len(bound_nodes) + remaining < need
-        if spec.topology_key:
-            return self.placer.place_in_domains(pods, spec.topology_key, need, bound_nodes, stop, scope)
-        restrict = None
-        if scope is not None:
-            restrict = self.s.snapshot.node_set(("scope", hash(frozenset(scope))),
-                                                lambda: [n for n in self.s.snapshot.ordered_nodes() if n.name in scope])
-        return self.placer.place(pods, restrict, stop)
-
-    def feasible(self, spec: GroupSpec, placement: Placement, bound: int, need: int) -> bool:
-        if placement.count == 0 or placement.count + bound < need:
-            return False
-        if spec.min_task_member:
-            per_task: dict[str, int] = {}
-            for pod, _ in placement.placed:
-                per_task[task_of(pod)] = per_task.get(task_of(pod), 0) + 1
-            return all(per_task.get(task, 0) >= count for task, count in spec.min_task_member.items())
-        return True
+        self.fail(state, items, entry, message, per_pod=per_pod)
 
     # ---- outcomes ----------------------------------------------------------------------------------
     def succeed(self, state: GroupState, items: dict[str, QueuedItem], entry: QueuedItem | None,
-                placement: Placement, initial: bool) -> None:
+                placement: Placement, *, again: bool) -> None:
+        """Bind what was placed. The rest fail with their own text; ``again`` (1.37): the entry goes
+        straight back to activeQ so they get their own cycle now, which may preempt for them."""
         s = self.s
         framework = s.default_framework
         placed = {pod.uid for pod, _ in placement.placed}
@@ -361,98 +412,45 @@ class GroupCycle:
         if state.key[0] == VOLCANO_GROUP and state.obj is not None:
             s.actuator.set_phase(state.obj, "Running")
         left = {uid: it for uid, it in items.items() if uid not in placed}
-        if entry is not None:
-            if left and initial:
-                # Initial attempt: no preemption now; the rest go straight back, old timestamp kept.
-                s.queue.requeue_immediately(entry)
-                return
-            if not left:
-                s.queue.done(entry.key)
-                return
-        messages_ = self.failure_messages(placement)
+        if entry is not None and not left:
+            s.queue.done(entry.key)
+            return
+        texts = self.failure_messages(placement)
         for uid, item in left.items():
             pod = s.pods[uid]
-            s.actuator.fail(pod, messages_.get(uid, "pod did not fit with its group"))
+            s.actuator.fail(pod, texts.get(uid, groupstatus.POD_GROUP_UNSCHEDULABLE))
             if entry is None:
                 s.queue.requeue(item, s.clock.now, frozenset({"NodeResourcesFit"}),
                                 change_counter=s.snapshot.change_counter)
         if entry is not None:
-            s.queue.requeue(entry, s.clock.now, frozenset({"NodeResourcesFit", "GangScheduling"}),
-                            change_counter=s.snapshot.change_counter)
+            if again:
+                s.queue.requeue_immediately(entry)
+            else:
+                s.queue.requeue(entry, s.clock.now, frozenset({"NodeResourcesFit", "GangScheduling"}),
+                                change_counter=s.snapshot.change_counter)
 
     def fail(self, state: GroupState, items: dict[str, QueuedItem], entry: QueuedItem | None, message: str, *,
-             placement: Placement | None, error: bool = False, per_pod: dict[str, str] | None = None,
-             bind_nothing: bool = False, reason: str | None = None) -> None:
+             error: bool = False, per_pod: dict[str, str] | None = None, note: str | None = None,
+             reason: str | None = None, nominations: dict[str, str | None] | None = None) -> None:
+        """Nothing binds. The group's condition and every pod carry ``message`` (the upstream status),
+        except pods in ``per_pod`` (their own failure); ``note`` is the timeline's explanation."""
         s = self.s
-        s.actuator.group_unschedulable(state, message, error=error, reason=reason)
+        s.actuator.group_unschedulable(state, message, error=error, reason=reason, note=note)
         s.log_attempt(f"group {state.namespace}/{state.name}", "error" if error else "unschedulable")
-        plugins = frozenset({"GangScheduling", "NodeResourcesFit", "InterPodAffinity", "NodeAffinity",
-                             "TaintToleration", "NodeUnschedulable", "VolcanoGang"})
-        for uid, item in items.items():
+        # In the group's pod order (the order the cycle tried them), whatever order the queue held them in.
+        order = {uid: (-pod.priority, pod.created, pod.seq) for uid in items if (pod := s.pods.get(uid)) is not None}
+        for uid, item in sorted(items.items(), key=lambda kv: order.get(kv[0], (0, 0.0, 0))):
             pod = s.pods.get(uid)
             if pod is None:
                 continue
             s.actuator.fail(pod, (per_pod or {}).get(uid, message), error=error)
+            if nominations is not None and uid in nominations:
+                s.actuator.nominate(pod, nominations[uid])
             if entry is None:
-                s.queue.requeue(item, s.clock.now, plugins, error=error, change_counter=s.snapshot.change_counter)
+                s.queue.requeue(item, s.clock.now, REQUEUE_PLUGINS, error=error,
+                                change_counter=s.snapshot.change_counter)
         if entry is not None:
-            s.queue.requeue(entry, s.clock.now, plugins, error=error, change_counter=s.snapshot.change_counter)
-
-    def try_preemption(self, key: GroupKey, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str],
-                       need: int, scope: set[str] | None = None, *, require_all: bool = False) -> bool:
-        """Workload-aware preemption for the group; ``require_all``: the goal is to place every pod
-        (1.37 "PartialSuccess"), else to reach minCount."""
-        if self.preemption.waiting_for_victims(pods):
-            return False
-
-        def goal(placement: Placement) -> bool:
-            if require_all:
-                return placement.count >= len(pods)
-            return self.feasible(spec, placement, len(bound_nodes), need)
-
-        plan = self.preemption.plan(
-            key, spec, pods, lambda: self.place(key, spec, pods, bound_nodes, need, scope), goal,
-        )
-        if plan is None or not plan.victims:
-            return False
-        self.preemption.actuate(key, plan)
-        return True
-
-    def preempt_after_failure(self, key: GroupKey, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str],
-                              need: int, placement: Placement, diagnoses: dict[str, Diagnosis]) -> dict[str, str]:
-        """Preemption after a failed group cycle; returns per-pod failure texts it produced.
-
-        ``diagnoses`` are the failed pods' filter results from the cycle, taken before the group's
-        assumed pods were rolled back: DefaultPreemption's PostFilter works from the statuses of the
-        pod's own cycle (a diagnosis taken afterwards found every node free and said nothing)."""
-        s = self.s
-        if key[0] == VOLCANO_GROUP:
-            return {}
-        if wap_enabled(s):
-            if s.version is KubeVersion.V1_36 and spec.topology_key:
-                return {}  # 1.36 TAS does not trigger preemption
-            self.try_preemption(key, spec, pods, bound_nodes, need)
-            return {}
-        if spec.topology_key:
-            return {}
-        # Plain per-pod preemption for the pods that found no node (gate off): victims may go even if the
-        # gang still fails later.
-        framework = s.default_framework
-        plugin = framework.plugin("DefaultPreemption")
-        texts: dict[str, str] = {}
-        if plugin is None:
-            return texts
-        for pod, _state, prefilter in placement.failed:
-            diagnosis = diagnoses.get(pod.uid) or framework.diagnose(CycleState(pod), prefilter)
-            result = plugin.post_filter(CycleState(pod), diagnosis)  # type: ignore[attr-defined]
-            if result is None:
-                continue
-            if result.nominated_node is not None:
-                s.actuator.nominate(pod, result.nominated_node or None)
-            if not result.status.ok:
-                diagnosis.postfilter_msg = result.status.message
-            texts[pod.uid] = messages.fit_error(diagnosis)
-        return texts
+            s.queue.requeue(entry, s.clock.now, REQUEUE_PLUGINS, error=error, change_counter=s.snapshot.change_counter)
 
     # ---- messages ----------------------------------------------------------------------------------
     def diagnoses(self, placement: Placement) -> dict[str, Diagnosis]:
@@ -465,10 +463,11 @@ class GroupCycle:
         return {uid: messages.fit_error(diagnosis) for uid, diagnosis in self.diagnoses(placement).items()}
 
     def why(self, spec: GroupSpec, placement: Placement, bound_nodes: list[str], need: int) -> str:
-        """``gang 5/8 placeable: 3 pods Insufficient nvidia.com/gpu in rack-2``."""
+        """Our explanation for the timeline: ``gang 5/8 placeable: 3 pods Insufficient nvidia.com/gpu in rack-2``."""
         placed = placement.count + len(bound_nodes)
         kind = "gang" if spec.gang else "basic group"
-        failed = len(placement.failed)
+        # 1.37 stops a pass once minCount is out of reach: the pods it never tried are short too.
+        failed = max(len(placement.failed), need - placed)
         reason = ""
         if placement.failed:
             pod, state, prefilter = placement.failed[0]
@@ -482,6 +481,3 @@ class GroupCycle:
         if not reason:
             return f"{kind} {placed}/{need} placeable: minCount ({need}) cannot be satisfied{where}"
         return f"{kind} {placed}/{need} placeable: {failed} pods {reason}{where}"
-
-
-

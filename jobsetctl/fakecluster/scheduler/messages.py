@@ -37,7 +37,13 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
+#: ``ErrNoNodesAvailable``, what a pod is told when the cluster has no node at all.
+NO_NODES = "no nodes available to schedule pods"
+
+
 def fit_error(diagnosis: Diagnosis) -> str:
+    if diagnosis.num_nodes == 0:
+        return NO_NODES  # ``ErrNoNodesAvailable``: schedulingAlgorithm stops before any FitError
     message = NO_NODE_AVAILABLE.format(diagnosis.num_nodes) + ":"
     if diagnosis.prefilter_msg:
         message += f" {diagnosis.prefilter_msg}."

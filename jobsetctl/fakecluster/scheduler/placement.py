@@ -34,6 +34,7 @@ from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
 from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo, NodeSet
 
 if TYPE_CHECKING:
+    from jobsetctl.fakecluster.scheduler.framework import Framework
     from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
 
 
@@ -48,6 +49,14 @@ class Placement:
     aborted: bool = False
     #: Scope (node set) the failures were evaluated in, for diagnosis.
     scope: NodeSet | None = None
+    #: Pods evaluated before the pass ended (PlacementFeasible may end it early).
+    evaluated: int = 0
+    #: With a topology constraint: how many placements (domains) were tried, and the first one's outcome
+    #: as (pods placed, pods evaluated) for the "first placement status" of the failure message.
+    placements: int = 1
+    first: tuple[int, int] | None = None
+    #: 1.36 without workload-aware preemption: pods placed on a node their own preemption freed.
+    preempting: set[str] = field(default_factory=set)
 
     @property
     def count(self) -> int:
@@ -81,34 +90,51 @@ class DomainVersions:
         return self.versions.get((key, value), 0)
 
 
+#: Picks a node for a pod instead of the default filter/score (the victim-aware choice of preemption).
+Chooser = Callable[["Framework", CycleState], "NodeInfo | None"]
+#: Called for a pod that found no node; returns a node to assume it on (1.36 per-pod preemption), or None.
+OnFail = Callable[[PodInfo, CycleState, "Status | None", Placement], "NodeInfo | None"]
+
+
 class Placer:
     def __init__(self, scheduler: Scheduler) -> None:
         self.s = scheduler
         self.domain_versions = DomainVersions(scheduler)
         self.domain_index = DomainIndex(self)
         self._estimates: dict[tuple[str, str, str], tuple[int, int, int, dict[str, int], dict[str, int]]] = {}
+        #: Set while workload-aware preemption places a group with its victims removed.
+        self.chooser: Chooser | None = None
 
     # ---- sequential placement ----------------------------------------------------------------------
     def place(self, pods: list[PodInfo], restrict: NodeSet | None, stop: Callable[[int, int], bool] | None = None,
-              ) -> Placement:
+              on_fail: OnFail | None = None) -> Placement:
         """Assume pods one by one (kept in the cache: call :meth:`rollback` or bind them).
         ``stop(placed, remaining)`` ends the pass early (1.37 PlacementFeasible ``Unschedulable``)."""
         s = self.s
-        if restrict is not None and restrict.index is None and len(pods) > 1 and self.fast_path(pods):
+        if (restrict is not None and restrict.index is None and len(pods) > 1 and on_fail is None
+                and self.fast_path(pods)):
             quick = self._place_identical(pods, restrict, stop)
             if quick is not None:
                 return quick
         result = Placement(scope=restrict)
+        chooser = self.chooser
         for index, pod in enumerate(pods):
             framework = s.framework_for(pod)
             state = CycleState(pod, restrict=restrict, in_group_cycle=True)
             prefilter = framework.run_pre_filter(state)
-            node = framework.find_node(state) if prefilter is None else None
+            node = None
+            if prefilter is None:
+                node = chooser(framework, state) if chooser is not None else framework.find_node(state)
+            if node is None and on_fail is not None:
+                node = on_fail(pod, state, prefilter, result)
+                if node is not None:
+                    result.preempting.add(pod.uid)
             if node is None:
                 result.failed.append((pod, state, prefilter))
             else:
                 s.snapshot.add_pod(pod, node.name)
                 result.placed.append((pod, node))
+            result.evaluated = index + 1
             if stop is not None and stop(result.count, len(pods) - index - 1):
                 result.aborted = index < len(pods) - 1
                 break
@@ -144,6 +170,7 @@ class Placer:
                     del scored[node.name]
             else:
                 result.failed.append((pod, CycleState(pod, restrict=restrict, in_group_cycle=True), None))
+            result.evaluated = index + 1
             if stop is not None and stop(result.count, len(pods) - index - 1):
                 result.aborted = index < len(pods) - 1
                 break
@@ -160,6 +187,8 @@ class Placer:
         s = self.s
         first = pods[0]
         if s.snapshot.anti_affinity_pods or s.snapshot.nominated:
+            return False
+        if self.chooser is not None:
             return False
         return all(p.static is first.static and not p.has_affinity_terms for p in pods)
 
@@ -184,6 +213,8 @@ class Placer:
         best: tuple[int, float, str] | None = None
         closest: tuple[int, str] | None = None
         bound_set = set(bound_nodes)
+        tried = 0
+        first: tuple[int, int] | None = None
         for value, nodes in domains.items():
             if required is not None and value != required:
                 continue
@@ -193,10 +224,14 @@ class Placer:
                     continue
             if fast:
                 count, fraction = self._estimate(pods, key, value, nodes)
+                evaluated = _evaluated(len(pods), count, stop)
             else:
                 trial = self.place(pods, self._node_set(key, value, nodes, scope), stop)
-                count, fraction = trial.count, self._fraction(pods[: trial.count], nodes)
+                count, fraction, evaluated = trial.count, self._fraction(pods[: trial.count], nodes), trial.evaluated
                 self.rollback(trial)
+            tried += 1
+            if first is None:
+                first = (count, evaluated)
             bound_here = sum(1 for n in nodes if n.name in bound_set) if bound_set else 0
             if closest is None or count + bound_here > closest[0]:
                 closest = (count + bound_here, value)
@@ -207,14 +242,17 @@ class Placer:
         if best is None:
             focus = closest[1] if closest is not None else None
             if focus is None:
-                return Placement(failed=[(p, CycleState(p), None) for p in pods])
+                return Placement(failed=[(p, CycleState(p), None) for p in pods], placements=0)
             nodes = [n for n in domains[focus] if scope is None or n.name in scope]
             # The closest infeasible domain, placed for real so the caller can explain the failure; the
             # caller rolls it back.
             trial = self.place(pods, self._node_set(key, focus, nodes, scope), stop)
             trial.focus = focus
+            trial.placements, trial.first = tried, first
             return trial
-        return self._commit(pods, key, best[2], domains[best[2]], scope, stop)
+        committed = self._commit(pods, key, best[2], domains[best[2]], scope, stop)
+        committed.placements, committed.first = tried, first
+        return committed
 
     def _commit(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo], scope: set[str] | None,
                 stop: Callable[[int, int], bool] | None) -> Placement:
@@ -268,6 +306,17 @@ class Placer:
         used = {r: sum(n.requested.get(r, 0) for n in nodes) for r in resources}
         allocatable = {r: sum(n.allocatable.get(r, 0) for n in nodes) for r in resources}
         return _fraction({}, 0, used, allocatable)
+
+
+def _evaluated(pods: int, fit: int, stop: Callable[[int, int], bool] | None) -> int:
+    """How many of ``pods`` identical pods a pass evaluates when ``fit`` of them fit: the point where
+    ``stop`` (PlacementFeasible) ends it, else all."""
+    placed = 0
+    for index in range(pods):
+        placed = min(placed + 1, fit)
+        if stop is not None and stop(placed, pods - index - 1):
+            return index + 1
+    return pods
 
 
 def _fraction(requests: dict[str, int], count: int, used: dict[str, int], allocatable: dict[str, int]) -> float:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
 
 WAITING = "waiting"
-NO_NODES = "no nodes available to schedule pods"
+NO_NODES = messages.NO_NODES
 
 
 @dataclass(slots=True, eq=False)
@@ -53,8 +53,9 @@ class PodCycle:
             created = state.created if state is not None and state.obj is not None else (
                 item.initial_attempt if item.initial_attempt is not None else item.timestamp)
             return (-item.priority, created, f"{pod.group[1]}/{pod.group[2]}", pod.key)
-        # Equal priority and timestamp: the pod seen first (upstream leaves the order to the heap).
-        return (-item.priority, item.timestamp, "", pod.seq if pod is not None else 0)
+        # Equal priority and timestamp: released by PreEnqueue first, then seen first (upstream leaves the
+        # order to the heap and to the moment each pod reaches it).
+        return (-item.priority, item.timestamp, "", item.released, pod.seq if pod is not None else 0)
 
     def enqueue_new(self, pod: PodInfo) -> None:
         item = QueuedItem(pod.uid, pod.priority, self.s.clock.now)

@@ -14,7 +14,10 @@ Faithful to kube-scheduler's ``PriorityQueue`` (pkg/scheduler/backend/queue) whe
 * KEP-5142 ``SchedulerPopFromBackoffQ`` (beta, on by default since 1.33): when activeQ is empty the
   scheduler pops the backoffQ head even before its backoff ends — except pods that failed with an
   *error*, which always serve their whole backoff. ``pop_from_backoff=False`` restores the classic queue;
-* PreEnqueue rejections (scheduling gates, gang quorum) keep the pod out of every queue, silently.
+* PreEnqueue rejections (scheduling gates, gang quorum) keep the pod out of every queue, silently;
+* the scheduler's loop guard may *freeze* an item that was attempted too often at one instant (see
+  :meth:`SchedulingQueue.freeze`): it waits in the unschedulable pool, keeping the status of its last
+  attempt, and no move or activation of that same instant takes it out.
 
 Entries are pods or, on Kubernetes 1.37, whole pod groups (``QueuedPodGroupInfo``, scheduling.md §1.3).
 Expiry times are exact (the real backoffQ flush runs every second; we do not round).
@@ -61,6 +64,11 @@ class QueuedItem:
     #: Extra ordering data the QueueSort plugin reads (e.g. a coscheduling group's creation time).
     sort_hint: tuple[Any, ...] = ()
     payload: Any = None
+    #: The instant the loop guard froze the item at (see :meth:`SchedulingQueue.freeze`), else -1.
+    frozen_at: float = -1.0
+    #: The watch event that let the item into activeQ, straight or released by PreEnqueue
+    #: (see :meth:`SchedulingQueue.ungate`).
+    released: int = 0
 
     def backoff_duration(self) -> float:
         duration = INITIAL_BACKOFF
@@ -92,6 +100,8 @@ class SchedulingQueue:
     _active: list[tuple[tuple[Any, ...], int, int, QueuedItem]] = field(default_factory=list)
     _backoff: list[tuple[float, int, int, QueuedItem]] = field(default_factory=list)
     _seq: Iterator[int] = field(default_factory=itertools.count)
+    #: The watch event being handled: pods entering activeQ because of it share this batch number.
+    release_batch: int = 0
     #: The cycle of the last move request (an event that moved unschedulable pods).
     move_request_cycle: int = -1
     scheduling_cycle: int = 0
@@ -112,6 +122,7 @@ class SchedulingQueue:
         if gated:
             self._set(item, GATED)
         else:
+            item.released = self.release_batch
             self._push_active(item)
 
     def remove(self, key: Any) -> QueuedItem | None:
@@ -223,8 +234,13 @@ class SchedulingQueue:
         self._set(item, where)
 
     def ungate(self, item: QueuedItem, now: float) -> None:
+        """PreEnqueue lets a held item in. Items that enter activeQ at the same instant come in the order of
+        the events that let them in (the pod that completes a gang's quorum releases its siblings with it),
+        then in creation order: upstream's scheduler, running while the pods are still being created,
+        would already have taken the first complete gang before the next one formed."""
         if item.where == GATED:
             item.timestamp = now if item.attempts == 0 else item.timestamp
+            item.released = self.release_batch
             self._push_active(item)
 
     # ---- moves -------------------------------------------------------------------------------------
@@ -233,16 +249,28 @@ class SchedulingQueue:
         self.move_request_cycle = self.scheduling_cycle
         moved = 0
         for item in list(self.pool.values()):
-            if interested(item, event):
+            if item.frozen_at != now and interested(item, event):
                 self._leave_unschedulable(item, now)
                 moved += 1
         return moved
 
-    def activate(self, key: Any) -> None:
+    def activate(self, key: Any, now: float | None = None) -> None:
         """``Handle.Activate``: straight to activeQ from the pool or backoffQ (not from the gate)."""
         item = self.items.get(key)
-        if item is not None and item.where in (UNSCHEDULABLE, BACKOFF):
+        if item is not None and item.where in (UNSCHEDULABLE, BACKOFF) and (now is None or item.frozen_at != now):
             self._push_active(item)
+
+    def freeze(self, item: QueuedItem, now: float, change_counter: int) -> None:
+        """Park an item the loop guard stopped: in the unschedulable pool, out of reach of this instant's
+        moves and activations. Real time would pass between its attempts (upstream spins with every
+        attempt taking real milliseconds, and backoffQ pops at once when activeQ is empty); simulated
+        time does not, so the item waits for the next change or the leftover flush, with its status."""
+        if item.key not in self.items:
+            return
+        item.frozen_at = now
+        item.timestamp = now
+        item.parked_at_change = change_counter
+        self._set(item, UNSCHEDULABLE)
 
     def _leave_unschedulable(self, item: QueuedItem, now: float) -> None:
         if item.backoff_expiry() > now:

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType
-from jobsetctl.fakecluster.manager import Controller, Manager, SimulationStuck
+from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.fakecluster.scheduler.actuator import Actuator
 from jobsetctl.fakecluster.scheduler.framework import Framework
 from jobsetctl.fakecluster.scheduler.groups import (
@@ -47,7 +47,8 @@ REQUEST_KEY = "schedule-request"
 RUN_KEY = "schedule"
 DEFAULT_PROFILES = ("default-scheduler", "scheduler-plugins-scheduler")
 VOLCANO_PROFILE = "volcano"
-#: Scheduling attempts of one queued item allowed at one virtual instant before we call it a livelock.
+#: Scheduling attempts of one queued item allowed at one virtual instant before we call it a livelock
+#: and freeze it until something changes (:meth:`SchedulingQueue.freeze`).
 MAX_ATTEMPTS_PER_INSTANT = 50
 
 
@@ -111,7 +112,7 @@ class Scheduler(Controller):
 
     def activate(self, pods: list[PodInfo]) -> None:
         for pod in pods:
-            self.queue.activate(pod.uid)
+            self.queue.activate(pod.uid, self.clock.now)
         self.manager.enqueue(self, REQUEST_KEY)
 
     def _resolve_priority(self, class_name: str | None) -> tuple[int, str]:
@@ -123,6 +124,8 @@ class Scheduler(Controller):
         return (REQUEST_KEY,) if self._handle(event) else ()
 
     def _handle(self, event: WatchEvent) -> bool:
+        # Pods that enter activeQ because of this event form one batch (see ``SchedulingQueue.ungate``).
+        self.queue.release_batch += 1
         group, kind = event.key[0], event.key[1]
         if group == "" and kind == "Pod":
             return self._on_pod(event)
@@ -233,8 +236,8 @@ class Scheduler(Controller):
         self.queue.remove(info.uid)
         self.pod_cycle.forget_waiting(info)
         self.actuator.last_pod_message.pop(info.uid, None)
-        self.snapshot.nominate(info, None)
         was_on_node = self.snapshot.remove_pod(info)
+        self.snapshot.nominate(info, None)
         if info.group is not None:
             self.group_cycle.member_gone(info)
         if was_on_node:
@@ -279,8 +282,12 @@ class Scheduler(Controller):
                 break
             attempts[item.key] = attempts.get(item.key, 0) + 1
             if attempts[item.key] > MAX_ATTEMPTS_PER_INSTANT:
-                raise SimulationStuck(f"scheduler looped at t={now:g}s: {item.key!r} attempted "
-                                      f"{MAX_ATTEMPTS_PER_INSTANT} times at one instant")
+                # A livelock (e.g. coscheduling's PostFilter rejecting the siblings waiting at Permit,
+                # which come straight back from backoffQ): the item keeps the status of its last attempt
+                # and waits for the next change, instead of ending the run with an internal error.
+                self.queue.freeze(item, now, self.snapshot.change_counter)
+                self.log_attempt(str(item.key), "livelock")
+                continue
             self._schedule(item)
             self.pod_cycle.flush_rejections()
         wake = self._next_wake()
@@ -310,6 +317,8 @@ class Scheduler(Controller):
 
     def after_pod_preemption(self, preemptor: PodInfo, victims: list[PodInfo]) -> None:
         """Group bookkeeping after per-pod preemption (victim groups lose their Scheduled state)."""
+        if preemptor.group is not None:
+            self.groups.state(preemptor.group).preempted_in_cycle = self.queue.scheduling_cycle
         self.group_cycle.victims_evicted(victims, f"pod {preemptor.key}")
 
     def fail_pod(self, item: QueuedItem, pod: PodInfo, message: str, plugins: Iterable[str], *,

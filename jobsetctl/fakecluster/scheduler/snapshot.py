@@ -249,6 +249,8 @@ class Snapshot:
         self.anti_affinity_pods: dict[str, PodInfo] = {}
         self.nominated: dict[str, PodInfo] = {}
         self.nominated_on: dict[str, str] = {}
+        #: Nominations set aside while their pod is assumed (see :meth:`add_pod`).
+        self._set_aside: dict[str, str] = {}
         self._pod_labels: dict[tuple[str, str], dict[str, PodInfo]] | None = None
         self.all_nodes = BucketIndex("all", ())
         self._extra: OrderedDict[Any, NodeSet] = OrderedDict()
@@ -324,10 +326,20 @@ class Snapshot:
 
     # ---- pods on nodes -----------------------------------------------------------------------------
     def add_pod(self, pod: PodInfo, node_name: str) -> bool:
-        """Account a bound or assumed pod on a node (a second add is a no-op)."""
+        """Account a bound or assumed pod on a node (a second add is a no-op).
+
+        Assuming a nominated pod sets its nomination aside, as upstream's ``assume`` does
+        (``schedule_one.go``: ``DeleteNominatedPodIfExists``): otherwise the pod would count twice, on
+        the node it is assumed on and as a reservation on its nominated node, and a gang's own assumed
+        pods would block their nominated siblings. Forgetting the assumed pod (:meth:`remove_pod`) puts
+        the nomination back, as the scheduler re-reads ``status.nominatedNodeName`` after a failure."""
         node = self.nodes.get(node_name)
         if pod.uid in self.pods:
             return False
+        nominated = self.nominated_on.get(pod.uid)
+        if nominated is not None:
+            self._unnominate(pod)
+            self._set_aside[pod.uid] = nominated
         if node is None:
             if _bound_to(pod, node_name):
                 pod.node_name = node_name
@@ -358,6 +370,9 @@ class Snapshot:
             listener(pod, node, 1)
 
     def remove_pod(self, pod: PodInfo) -> bool:
+        aside = self._set_aside.pop(pod.uid, None)
+        if aside is not None and not pod.terminating and not pod.obj.get("spec", {}).get("nodeName"):
+            self._nominate(pod, aside)
         parked = self.absent.get(pod.node_name or "")
         if parked is not None and parked.pop(pod.uid, None) is not None and not parked:
             del self.absent[pod.node_name or ""]
@@ -418,15 +433,26 @@ class Snapshot:
     # ---- nomination --------------------------------------------------------------------------------
     def nominate(self, pod: PodInfo, node_name: str | None) -> None:
         """Record (or clear, with None) a pod's ``status.nominatedNodeName``."""
+        self._set_aside.pop(pod.uid, None)
+        before = self.nominated_on.get(pod.uid)
+        if before == (node_name or None):
+            return
+        self._unnominate(pod)
+        if node_name:
+            self._nominate(pod, node_name)
+        self.change_counter += 1
+
+    def _unnominate(self, pod: PodInfo) -> None:
         old = self.nominated_on.pop(pod.uid, None)
         if old is not None and old in self.nodes:
             self.nodes[old].nominated.pop(pod.uid, None)
         self.nominated.pop(pod.uid, None)
-        if node_name and node_name in self.nodes:
+
+    def _nominate(self, pod: PodInfo, node_name: str) -> None:
+        if node_name in self.nodes:
             self.nominated[pod.uid] = pod
             self.nominated_on[pod.uid] = node_name
             self.nodes[node_name].nominated[pod.uid] = pod
-        self.change_counter += 1
 
     def nominated_node_of(self, pod: PodInfo) -> NodeInfo | None:
         name = self.nominated_on.get(pod.uid)

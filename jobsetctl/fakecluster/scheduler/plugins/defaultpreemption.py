@@ -19,8 +19,10 @@
 No cross-node preemption: a pod blocked by pods on *other* nodes (anti-affinity across a topology domain)
 finds no candidate. Every node is dry-run (upstream samples at least 10% / 100 nodes from a random offset).
 
-Kubernetes 1.37 with workload-aware preemption (scheduling.md §1.8, U9, provisional): a victim whose
-PodGroup has ``disruptionMode: all`` is taken as a unit with all its pods, on every node.
+Kubernetes 1.37 (scheduling.md §1.8, U9): a victim is taken as its preemption unit (:mod:`..victims`:
+the highest ``all``-mode group above it, PodGroup or CompositePodGroup, with all its pods on every node),
+at the unit's priority (the hierarchy root's), and units are reprieved in ``MoreImportantVictim`` order;
+1.36 compares and evicts single pods at their own priority (the documented 1.36 limitation).
 """
 
 from __future__ import annotations
@@ -42,20 +44,12 @@ from jobsetctl.fakecluster.scheduler.interface import (
 )
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
 from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
+from jobsetctl.fakecluster.scheduler.victims import VictimUnit, start_time
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
 
 INT32_OFFSET = 2**31
-
-
-def start_time(pod: PodInfo) -> float:
-    return pod.started if pod.started is not None else pod.created
-
-
-def importance(pod: PodInfo) -> tuple[float, float, int]:
-    """``MoreImportantPod`` as a sort key: higher priority first, then earlier start."""
-    return (-pod.priority, start_time(pod), pod.seq)
 
 
 def terminating_by_preemption(pod: PodInfo) -> bool:
@@ -74,10 +68,8 @@ class DefaultPreemption(PostFilterPlugin):
     def __init__(self, handle: Scheduler) -> None:
         super().__init__(handle)
         self.scheduler = handle
-        #: Maps a victim pod to the pods evicted with it (1.37 ``all``-mode groups); identity by default.
-        self.unit_of: Callable[[PodInfo], list[PodInfo]] = lambda pod: [pod]
-        #: Priority a victim unit is compared with (1.36 WAP: PodGroup priority).
-        self.unit_priority: Callable[[PodInfo], int] = lambda pod: pod.priority
+        #: A victim pod's preemption unit (set by the group cycle for 1.37); the pod alone by default.
+        self.unit_of: Callable[[PodInfo], VictimUnit] = lambda pod: VictimUnit([pod], pod.priority)
 
     def post_filter(self, state: CycleState, diagnosis: Diagnosis) -> PostFilterResult | None:
         pod = state.pod
@@ -130,14 +122,14 @@ class DefaultPreemption(PostFilterPlugin):
         pod = state.pod
         framework = self.scheduler.framework_for(pod)
         snapshot = self.scheduler.snapshot
-        units: dict[str, list[PodInfo]] = {}
+        units: dict[str, VictimUnit] = {}
         for other in node.pods.values():
-            if self.unit_priority(other) < pod.priority:
-                members = self.unit_of(other)
-                units.setdefault(members[0].uid, members)
+            unit = self.unit_of(other)
+            if unit.priority < pod.priority:
+                units.setdefault(unit.pods[0].uid, unit)
         if not units:
             return [], unresolvable(self.name, messages.NO_VICTIMS)
-        ordered = sorted(units.values(), key=lambda members: importance(members[0]))
+        ordered = [u.pods for u in sorted(units.values(), key=VictimUnit.importance)]
         homes = {member.uid: member.node_name for members in ordered for member in members}
         removed: list[PodInfo] = []
         for members in ordered:
@@ -179,7 +171,8 @@ class DefaultPreemption(PostFilterPlugin):
     def actuate(self, pod: PodInfo, node: NodeInfo, victims: list[PodInfo]) -> None:
         actuator = self.scheduler.actuator
         for victim in victims:
-            actuator.preempt_pod(victim, pod.key, pod.uid, node.name, pod.scheduler_name)
+            if not victim.terminating:  # ``prepareCandidate`` skips pods already being deleted
+                actuator.preempt_pod(victim, pod.key, pod.uid, node.name, pod.scheduler_name)
         self.scheduler.after_pod_preemption(pod, victims)
         for other in list(node.nominated.values()):
             if other.priority < pod.priority and other.uid != pod.uid:

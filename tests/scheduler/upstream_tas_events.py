@@ -1,0 +1,195 @@
+"""The events our scheduler records for each translated entry of upstream's tas_test.go
+(:mod:`tests.scheduler.upstream_tas_cases`), in the format of :meth:`tests.scheduler.upstream.Run.events`,
+reviewed against upstream's expectations (asserted separately); the basic-policy entries are identical with
+GangScheduling off and on."""
+
+from __future__ import annotations
+
+#: TestTopologyAwareSchedulingWithGangPolicy.
+GANG_EVENTS: dict[str, list[str]] = {
+    "gang schedules on a single rack, when only one feasible rack is available": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node3",
+    ],
+    "gang remains pending when no feasible resources are found": [
+        "1 PodGroup pg1 Unschedulable: pod group is unschedulable",
+        "1 Pod p1 Unschedulable: pod group is unschedulable",
+        "1 Pod p2 Unschedulable: pod group is unschedulable",
+        "1 Pod p3 Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.",
+    ],
+    "gang remains pending when resources are consumed by existing pods": [
+        "1 PodGroup pg1 Unschedulable: pod group is unschedulable",
+        "1 Pod p1 Unschedulable: pod group is unschedulable",
+        "1 Pod p2 Unschedulable: pod group is unschedulable",
+        "1 Pod p3 Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.",
+        "2 Pod existing1 Deleted",
+        "2 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "2 Pod p1 Scheduled node1",
+        "2 Pod p2 Scheduled node2",
+        "2 Pod p3 Scheduled node1",
+    ],
+    "gang schedules on a single rack, choosing placement with the highest score in default placement scoring algorithm": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node1",
+    ],
+    "gang schedules on a single rack, choosing placement with the highest allocation percentage with pre-existing pods": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-2",
+        "1 Pod p1 Scheduled node4",
+        "1 Pod p2 Scheduled node5",
+        "1 Pod p3 Scheduled node4",
+    ],
+    "two gangs schedule consecutively, each on a separate rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node3",
+        "2 PodGroup pg2 Scheduled: domain rack=rack-2",
+        "2 Pod p4 Scheduled node4",
+        "2 Pod p5 Scheduled node5",
+    ],
+    "two gangs schedule consecutively, both on the same rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "2 PodGroup pg2 Scheduled: domain rack=rack-1",
+        "2 Pod p3 Scheduled node3",
+        "2 Pod p4 Scheduled node2",
+        "2 Pod p5 Scheduled node3",
+    ],
+    "two gangs schedule consecutively, different topology keys": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-3",
+        "1 Pod p1 Scheduled node4",
+        "1 Pod p2 Scheduled node5",
+        "1 Pod p3 Scheduled node6",
+        "2 PodGroup pg2 Scheduled: domain zone=zone-1",
+        "2 Pod p4 Scheduled node1",
+        "2 Pod p5 Scheduled node2",
+        "2 Pod p6 Scheduled node3",
+    ],
+    "two gangs schedule consecutively, only one fits in the cluster": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node1",
+        "2 PodGroup pg2 Unschedulable: pod group is unschedulable",
+        "2 Pod p4 Unschedulable: pod group is unschedulable",
+        "2 Pod p5 Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.",
+    ],
+    "gang with minCount < pod count schedules on a single rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node1",
+    ],
+    "gang with minCount < pod count schedules on a single rack, choosing smaller rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-2",
+        "1 Pod p1 Scheduled node4",
+        "1 Pod p2 Scheduled node5",
+        "1 Pod p3 Scheduled node4",
+        "2 Pod p4 Scheduled node5",
+        "3 Pod p5 Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.",
+    ],
+    "gang does not schedule on a single rack when preemption could free up enough resources": [
+        "1 PodGroup pg1 Unschedulable: pod group is unschedulable",
+        "1 Pod p1 Unschedulable: pod group is unschedulable",
+        "1 Pod p2 Unschedulable: pod group is unschedulable",
+        "1 Pod p3 Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.",
+    ],
+}
+
+#: TestTopologyAwareSchedulingWithBasicPolicy.
+BASIC_EVENTS: dict[str, list[str]] = {
+    "basic podgroup schedules on the only rack in the cluster": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node1",
+    ],
+    "basic podgroup schedules all pods on a single rack, when there are multiple racks fitting": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node1",
+    ],
+    "basic podgroup cannot fit on a single rack, no pods get scheduled on a different rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node1",
+        "1 Pod p3 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+    ],
+    "basic podgroup does not schedule at all when no pods fit": [
+        "1 PodGroup pg1 Unschedulable: pod group is unschedulable",
+        "1 Pod p1 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+        "1 Pod p2 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+    ],
+    "basic podgroup schedules only some pods when others don't fit on any node": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p2 Scheduled node1",
+        "1 Pod p1 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+    ],
+    "basic podgroup schedules on a single rack, choosing placement with the highest allocation percentage": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "1 Pod p3 Scheduled node1",
+    ],
+    "basic podgroup schedules on a single rack, choosing placement with the highest allocation percentage with pre-existing pods": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-2",
+        "1 Pod p1 Scheduled node4",
+        "1 Pod p2 Scheduled node4",
+        "1 Pod p3 Scheduled node5",
+    ],
+    "basic podgroup schedules on a single rack, choosing best scoring placement that will not fit all podgroup": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-2",
+        "1 Pod p1 Scheduled node5",
+        "2 Pod p2 Scheduled node5",
+        "2 Pod p3 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+    ],
+    "two basic podgroups schedule consecutively, each on a single rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-2",
+        "1 Pod p1 Scheduled node4",
+        "1 Pod p2 Scheduled node4",
+        "2 PodGroup pg2 Scheduled: domain rack=rack-1",
+        "2 Pod p3 Scheduled node1",
+        "2 Pod p4 Scheduled node2",
+    ],
+    "two basic podgroups schedule consecutively on the only rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node2",
+        "2 PodGroup pg2 Scheduled: domain rack=rack-1",
+        "2 Pod p3 Scheduled node3",
+        "2 Pod p4 Scheduled node1",
+        "2 Pod p5 Scheduled node2",
+    ],
+    "two basic podgroups schedule consecutively, different topology keys": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "1 Pod p2 Scheduled node1",
+        "2 PodGroup pg2 Scheduled: domain zone=zone-2",
+        "2 Pod p3 Scheduled node2",
+        "2 Pod p4 Scheduled node3",
+        "2 Pod p5 Scheduled node4",
+    ],
+    "two basic podgroups schedule consecutively, one does not fit in the assigned rack": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-2",
+        "1 Pod p1 Scheduled node3",
+        "2 Pod p2 Scheduled node3",
+        "2 Pod p3 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+        "3 PodGroup pg2 Scheduled: domain rack=rack-1",
+        "3 Pod p4 Scheduled node1",
+        "3 Pod p5 Scheduled node2",
+        "3 Pod p6 Scheduled node1",
+    ],
+    "basic podgroup continues to schedule pods when more resources become available": [
+        "1 PodGroup pg1 Scheduled: domain rack=rack-1",
+        "1 Pod p1 Scheduled node1",
+        "2 Pod p2 Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.",
+        "3 Pod existing1 Deleted",
+        "3 Pod p2 Scheduled node1",
+    ],
+}
