@@ -294,11 +294,6 @@ KUEUE_DEFAULT: dict[str, Expected] = {
     # "admissionCheckStrategy refers to a flavor that is not in quota": the example predates that check.
     f"{ADMIN}minimal-cq.yaml": Expected(((ERROR, "kueue-admission-check-flavors"),),
                                         "clusterqueue_webhook.go: onFlavors must name flavors of the queue"),
-    f"{ADMIN}resource-flavor-taints.yaml": Expected(_redefines(1), REDEFINES),
-    f"{ADMIN}resource-flavor-tolerations.yaml": Expected(_redefines(1), REDEFINES),
-    f"{ADMIN}shared-quota-setup.yaml": Expected(_redefines(4), REDEFINES),
-    f"{ADMIN}single-clusterqueue-setup.yaml": Expected(_redefines(1), REDEFINES),
-    f"{TAS}sample-queues.yaml": Expected(_redefines(4), REDEFINES),
 }
 
 #: What happens after admission (the consequence layer), per file, for the directory validated alone.
@@ -306,9 +301,15 @@ QUEUE_ELSEWHERE = ("the jobs/ directory has no LocalQueue user-queue: the exampl
                    "(admin/single-clusterqueue-setup.yaml) applied first; alone, each Workload would wait "
                    "(workload_controller.go getQueueBlocker, Misconfigured)")
 KUEUE_CONSEQUENCES: dict[str, Expected] = {
-    f"kueue/examples/jobs/{name}": Expected(((ERROR, "kueue-local-queue-missing"),), QUEUE_ELSEWHERE)
-    for name in ("sample-job-partial-admission.yaml", "sample-job.yaml", "sample-jobset-tas-combined.yaml",
-                 "sample-jobset-tas-required.yaml", "sample-jobset-tas-sliced.yaml", "sample-jobset.yaml")
+    **{f"kueue/examples/jobs/{name}": Expected(((ERROR, "kueue-local-queue-missing"),), QUEUE_ELSEWHERE)
+       for name in ("sample-job-partial-admission.yaml", "sample-job.yaml", "sample-jobset-tas-combined.yaml",
+                    "sample-jobset-tas-required.yaml", "sample-jobset-tas-sliced.yaml", "sample-jobset.yaml")},
+    # duplicate-object is a lint (issue #10): reported after admission, with the consequences.
+    f"{ADMIN}resource-flavor-taints.yaml": Expected(_redefines(1), REDEFINES),
+    f"{ADMIN}resource-flavor-tolerations.yaml": Expected(_redefines(1), REDEFINES),
+    f"{ADMIN}shared-quota-setup.yaml": Expected(_redefines(4), REDEFINES),
+    f"{ADMIN}single-clusterqueue-setup.yaml": Expected(_redefines(1), REDEFINES),
+    f"{TAS}sample-queues.yaml": Expected(_redefines(4), REDEFINES),
 }
 #: The jobs/ examples with the setup they name (user-queue) as context: the TAS JobSets request topology
 #: levels, and that setup's only flavor has no Topology (tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS).
