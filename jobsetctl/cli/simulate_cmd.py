@@ -48,6 +48,8 @@ def simulate(
     feature_gates: GatesOption = None,
     max_objects: MaxObjectsOption = None,
     kueue_config: KueueConfigOption = None,
+    explain: Annotated[str | None, typer.Option("--explain", help="Instead of the chart: why this Kueue workload (or the job owning it; [namespace/]name) is not admitted, in Kueue's words.")] = None,
+    at: Annotated[str | None, typer.Option("--at", help="With --explain: the virtual time to explain (the run stops there); default: the end.")] = None,
 ) -> int:
     """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
     failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
@@ -62,7 +64,10 @@ def simulate(
         kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
         kueue_config=kueue_config,
     )
-    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout, sys.stderr)
+    if at is not None and explain is None:
+        raise UsageError("--at: only with --explain")
+    outputs = OutputOptions(output.value, trace, svg, html, color, explain=explain, explain_at=_duration(at, "--at"))
+    outcome = execute(options, outputs, sys.stdout, sys.stderr)
     if outcome.report is not None:
         sys.stdout.write(REPORTERS[output.value](color=color).render(outcome.report))
     return ExitStatus.FINDINGS if outcome.failed else ExitStatus.SUCCESS

@@ -35,6 +35,8 @@ class KueueRun:
     history: History
     #: Workload key -> the Workload object as the run ended (None when deleted).
     workloads: dict[str, dict[str, Any]]
+    #: The engine as the run ended (``--explain`` asks it).
+    engine: Any = None
 
 
 def kueue_run(cluster: FakeCluster) -> KueueRun | None:
@@ -46,7 +48,7 @@ def kueue_run(cluster: FakeCluster) -> KueueRun | None:
     for obj in cluster.api.list(GROUP, "Workload"):
         md = obj.get("metadata") or {}
         workloads[f"{md.get('namespace', '')}/{md.get('name', '')}"] = obj
-    return KueueRun(engine.finish_history(), workloads)
+    return KueueRun(engine.finish_history(), workloads, engine)
 
 
 def kueue_busy(cluster: FakeCluster) -> bool:

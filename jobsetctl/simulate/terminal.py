@@ -57,10 +57,14 @@ def _when(seconds: float) -> str:
 def render_terminal(
     console: Console, result: SimulationResult, timeline: Timeline, summary: Summary
 ) -> None:
+    from jobsetctl.simulate.kueue_terminal import render_kueue_chart, render_kueue_summary
+
     _header(console, result)
     _chart(console, timeline)
+    render_kueue_chart(console, result)
     _log(console, result)
     _summary(console, result, summary)
+    render_kueue_summary(console, result)
 
 
 def _header(console: Console, result: SimulationResult) -> None:

@@ -14,7 +14,7 @@ SCENARIOS = sorted((SAMPLES / "scenarios").glob("*.yaml"))
 
 
 def test_samples_exist() -> None:
-    assert {p.name for p in SCENARIOS} >= {"two-teams.yaml", "gang-topology.yaml", "node-failure.yaml"}
+    assert {p.name for p in SCENARIOS} >= {"two-teams.yaml", "gang-topology.yaml", "node-failure.yaml", "kueue.yaml"}
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
@@ -23,7 +23,7 @@ def test_sample_runs(path: Path, tmp_path: Path) -> None:
     assert outcome.report is None, outcome.report
     assert not outcome.failed, [e for e in load(text)["events"] if e["event"] == "Rejected"]
     document = load(text)
-    assert all(is_allowed(e["kind"], e["event"]) for e in document["events"])
+    assert all(is_allowed(e["kind"], e["event"], e.get("group")) for e in document["events"])
     assert document["summary"]["unfinishedWorkloads"] == 0 or document["summary"]["stopReason"] == "until"
 
 

@@ -45,8 +45,9 @@ Object = dict[str, Any]
 DURATION_ANNOTATION = "jobsetctl.dev/duration"
 JOBSET = ("jobset.x-k8s.io", "JobSet")
 TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
+JOB = ("batch", "Job")
 #: The job kinds whose Workloads this half handles.
-JOB_KINDS = frozenset({JOBSET, TRAINJOB})
+JOB_KINDS = frozenset({JOBSET, TRAINJOB, JOB})
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -81,11 +82,13 @@ class JobAdapter:
 
     def is_active(self) -> bool:
         status = _mapping(self.job.get("status"))
+        if self.kind == "Job":
+            return _int(status.get("active")) > 0
         key = "replicatedJobsStatus" if self.kind == "JobSet" else "jobsStatus"
         return any(_int(_mapping(s).get("active")) > 0 for s in _list(status.get(key)))
 
     def finished(self) -> tuple[str, bool] | None:
-        done = "Completed" if self.kind == "JobSet" else "Complete"
+        done = "Completed" if self.kind == "JobSet" else "Complete"  # TrainJob and Job: Complete
         cond = _true_condition(self.job, done)
         if cond is not None:
             return str(cond.get("message", "")), True
@@ -107,7 +110,17 @@ class JobAdapter:
         return owned[0] if owned else None
 
     def pods_ready(self) -> bool:
-        """``PodsReady``: ready + succeeded replicas cover every replica."""
+        """``PodsReady``: ready + succeeded replicas cover every replica (a Job: ready + succeeded pods
+        reach its parallelism, ``job_controller.go`` ``PodsReady``)."""
+        if self.kind == "Job":
+            spec = _mapping(self.job.get("spec"))
+            status = _mapping(self.job.get("status"))
+            parallelism = spec.get("parallelism", 1)
+            parallelism = parallelism if isinstance(parallelism, int) else 1
+            completions = spec.get("completions")
+            if isinstance(completions, int):
+                parallelism = min(parallelism, completions - _int(status.get("succeeded")))
+            return _int(status.get("ready")) + _int(status.get("succeeded")) >= max(parallelism, 1)
         replicas = sum(_int(r.get("replicas", 1)) if "replicas" in r else 1 for r in self._replicated_jobs())
         status = _mapping(self.job.get("status"))
         key = "replicatedJobsStatus" if self.kind == "JobSet" else "jobsStatus"
@@ -115,7 +128,10 @@ class JobAdapter:
         return replicas == ready
 
     def reclaimable_pods(self) -> list[dict[str, Any]]:
-        """``ReclaimablePods``: succeeded replicas x pods per replica, per replicated job."""
+        """``ReclaimablePods``: succeeded replicas x pods per replica, per replicated job (a Job reports
+        none here: its reclaimable pods follow completions minus parallelism, not modelled)."""
+        if self.kind == "Job":
+            return []
         status = _mapping(self.job.get("status"))
         key = "replicatedJobsStatus" if self.kind == "JobSet" else "jobsStatus"
         statuses = {str(_mapping(s).get("name", "")): _mapping(s) for s in _list(status.get(key))}
@@ -131,7 +147,9 @@ class JobAdapter:
         return out
 
     def templates(self) -> list[dict[str, Any]]:
-        """The pod templates Kueue edits, one per podset (JobSet only; a TrainJob is patched instead)."""
+        """The pod templates Kueue edits, one per podset (JobSet, Job; a TrainJob is patched instead)."""
+        if self.kind == "Job":
+            return [_mapping(_mapping(self.job.get("spec")).get("template"))]
         return [_mapping(_mapping(_mapping(rj.get("template")).get("spec")).get("template")) for rj in self._replicated_jobs()]
 
 
@@ -328,7 +346,7 @@ def start_job(engine: Engine, adapter: JobAdapter, workload: Object) -> None:
     infos = podset_infos(engine, workload)
     job = adapter.job
     old = copy_tree(job)
-    if adapter.kind == "JobSet":
+    if adapter.kind in ("JobSet", "Job"):
         templates = adapter.templates()
         if len(templates) != len(infos):
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment, from_api
 from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
@@ -43,6 +44,7 @@ def ungate(engine: Engine, namespace: str, workload_name: str) -> None:
         count = raw_count if isinstance(raw_count, int) else ta.total()
         plan = _by_rank(ta, members, request, count) or _greedy(ta, members)
         for pod, values in plan:
+            old = copy_tree(pod)
             spec = pod.setdefault("spec", {})
             gates = [g for g in spec.get("schedulingGates") or [] if _mapping(g).get("name") != names.TOPOLOGY_SCHEDULING_GATE]
             if gates:
@@ -51,7 +53,9 @@ def ungate(engine: Engine, namespace: str, workload_name: str) -> None:
                 spec.pop("schedulingGates", None)
             selector = spec.setdefault("nodeSelector", {})
             selector.update(dict(zip(ta.levels, values, strict=False)))
-            api.update_status(pod)
+            # A spec update (KEP-3838: a gated pod's node selector may be added to as its last gate goes),
+            # so the scheduler sees the gate go.
+            api.update(pod, old=old, skip_admission=True)
 
 
 def _rank_domains(ta: TopologyAssignment) -> list[list[str]]:
