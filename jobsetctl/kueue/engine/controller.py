@@ -41,13 +41,21 @@ class KueueController(Controller):
         self.settings: EngineSettings = settings
         self.engine: Engine | None = None
         self._cycles_at: tuple[float, int] = (-1.0, 0)
+        self._in_cycle = False
 
     def setup(self, manager: Manager) -> None:
         super().setup(manager)
         engine = Engine(self.api, self.clock, self.recorder, self.settings)
-        engine.kick = lambda: manager.enqueue(self, CYCLE)
+        engine.kick = self._kick
         engine.reconcile_after = lambda key, delay: manager.enqueue_after(self, ("wl", key), delay)
         self.engine = engine
+
+    def _kick(self) -> None:
+        # A cycle's own requeues broadcast as upstream's do (RequeueWorkload), but upstream then spins at
+        # real-time backoff over unchanged queues: on the virtual clock a cycle runs again at the same
+        # instant only when it made progress (a StrictFIFO head that does not fit would loop forever).
+        if not self._in_cycle:
+            self.manager.enqueue(self, CYCLE)
 
     # ---- watch -------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
@@ -113,7 +121,11 @@ class KueueController(Controller):
         self._cycles_at = (now, count)
         if count > MAX_CYCLES_PER_INSTANT:
             return None
-        result = engine.scheduler.schedule()
+        self._in_cycle = True
+        try:
+            result = engine.scheduler.schedule()
+        finally:
+            self._in_cycle = False
         if result.progress:
             self.manager.enqueue(self, CYCLE)
         return None
