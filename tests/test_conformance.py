@@ -296,7 +296,7 @@ KUEUE_DEFAULT: dict[str, Expected] = {
                                         "clusterqueue_webhook.go: onFlavors must name flavors of the queue"),
 }
 
-#: What happens after admission (the consequence layer), per file, for the directory validated alone.
+#: What comes after admission (consequences and lints), per file, for the directory validated alone.
 QUEUE_ELSEWHERE = ("the jobs/ directory has no LocalQueue user-queue: the examples expect the administrator's setup "
                    "(admin/single-clusterqueue-setup.yaml) applied first; alone, each Workload would wait "
                    "(workload_controller.go getQueueBlocker, Misconfigured)")
@@ -304,7 +304,7 @@ KUEUE_CONSEQUENCES: dict[str, Expected] = {
     **{f"kueue/examples/jobs/{name}": Expected(((ERROR, "kueue-local-queue-missing"),), QUEUE_ELSEWHERE)
        for name in ("sample-job-partial-admission.yaml", "sample-job.yaml", "sample-jobset-tas-combined.yaml",
                     "sample-jobset-tas-required.yaml", "sample-jobset-tas-sliced.yaml", "sample-jobset.yaml")},
-    # duplicate-object is a lint (issue #10): reported after admission, with the consequences.
+    # duplicate-object is a lint (issue #13): setup files of one directory are alternatives.
     f"{ADMIN}resource-flavor-taints.yaml": Expected(_redefines(1), REDEFINES),
     f"{ADMIN}resource-flavor-tolerations.yaml": Expected(_redefines(1), REDEFINES),
     f"{ADMIN}shared-quota-setup.yaml": Expected(_redefines(4), REDEFINES),

@@ -34,11 +34,11 @@ def validate_options(
     context: Sequence[str] | None = None,
     pre_commit: bool = False,
     unseen_cluster: bool = False,
-    kueue_config: str | None = None,
     admission_only: bool | None = None,
+    kueue_config: str | None = None,
 ) -> ValidateOptions:
-    """``context`` None: the command has no context (render: its fake cluster is all there is), and the
-    configuration's ``context:`` does not apply."""
+    """``context`` None: the command has no context (``fix``), and the configuration's ``context:`` does not
+    apply."""
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
     if config.feature_gates:
@@ -74,8 +74,8 @@ def validate_options(
         context=[] if context is None else list(context) + list(config.context),
         pre_commit=pre_commit,
         unseen_cluster=unseen_cluster,
-        kueue=kueue_configuration(kueue_config),
         admission_only=admission_only if admission_only is not None else bool(config.admission_only),
+        kueue=kueue_configuration(kueue_config),
     )
 
 

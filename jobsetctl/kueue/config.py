@@ -545,21 +545,10 @@ def thaw(value: Any) -> Any:
 
 def load_kueue_config(path: str) -> KueueConfiguration:
     """``--kueue-config FILE``: the file's Configuration, or a one-line usage error at ``file:line:col``."""
-    from jobsetctl.loader.yamlload import load_documents
+    from jobsetctl.loader.yamlload import load_settings
     from jobsetctl.status import UsageError
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise UsageError(f"--kueue-config {path}: cannot read: {(exc.strerror or str(exc)).lower()}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"--kueue-config {path}: not UTF-8 text") from None
-    documents, problems = load_documents(text, path)
-    problems = problems + [p for d in documents for p in d.problems]
-    if problems:
-        first = min(problems, key=lambda p: (p.line, p.column))
-        raise UsageError(f"{path}:{first.line + 1}:{first.column + 1}: {first.message}")
+    documents = load_settings(path, f"--kueue-config {path}: ", "cannot read: ", "not UTF-8 text")
     documents = [d for d in documents if d.value is not None]
     if len(documents) != 1:
         raise UsageError(f"{path}:1:1: a Kueue configuration file holds exactly one Configuration document "

@@ -41,6 +41,8 @@ from jobsetctl.kueue.workload import queue_name
 
 DEFAULT_MAX_PODS = 110
 UNAVAILABLE = "resource {resource} unavailable in ClusterQueue"
+#: The flavor assigner's message for a podset that gets no flavor (flavorassigner.go), with its reasons.
+NO_FLAVOR = "couldn't assign flavors to pod set {pod_set}: {reasons}"
 EXCEEDS = ("insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
            "({assumed}) + current podset request ({request}) > maximum capacity ({capacity})")
 

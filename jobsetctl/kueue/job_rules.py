@@ -315,9 +315,18 @@ def _trainjob_tas(trainjob: Object, ctx: AdmissionContext) -> list[Finding]:
         meta = _m(pod_set.get("template")).get("metadata")
         problems.extend(tas.validate_podset_annotations(job_path, meta, multi))
         problems.extend(tas.validate_slice_size_upper_bound(job_path, meta, int(pod_set["count"])))
-    # The paths name the JobSet's replicated jobs, not fields of the TrainJob: point at runtimeRef.
-    return [TAS_ANNOTATIONS.finding(message + TRAINJOB_TAS_ADVICE, path=path_string(at), at=("spec", "runtimeRef"))
-            for at, message in problems]
+    # The paths name the JobSet's replicated jobs, not fields of the TrainJob: point at runtimeRef. Upstream's
+    # field.NewPath("job").Key(name) renders job[node] even for a name path_string would dot.
+    findings = []
+    for at, message in problems:
+        path = path_string(at)
+        dotted = f"job.{at[1]}" if len(at) > 1 else ""
+        if dotted and path.startswith(dotted):
+            keyed = f"job[{at[1]}]"
+            path = keyed + path[len(dotted):]
+            message = keyed + message[len(dotted):] if message.startswith(dotted) else message
+        findings.append(TAS_ANNOTATIONS.finding(message + TRAINJOB_TAS_ADVICE, path=path, at=("spec", "runtimeRef")))
+    return findings
 
 
 def validate_job_update(old: Object, new: Object, ctx: AdmissionContext) -> list[Finding]:

@@ -16,8 +16,8 @@ Upstream, in the order a queued job meets it (kubernetes-sigs/kueue at the spec'
   ``Can't admit new workloads: <part>, <part>.`` with the parts ``references missing ResourceFlavor(s): a,b``
   (``FlavorNotFound``), ``references missing AdmissionCheck(s): x`` (``AdmissionCheckNotFound``), the
   MultiKueue combinations, and under TopologyAwareScheduling ``there is no Topology "t" for TAS flavor
-  "f"`` (``TopologyNotFound``); ``is stopped`` (a ``stopPolicy``) is the administrator's choice and not
-  reported on its own;
+  "f"`` (``TopologyNotFound``); ``is stopped`` (a ``stopPolicy``) is the administrator's choice: part of the
+  message, never reported on its own;
 * the scheduler's admissibility check (pkg/workload/resources.go ``ValidateAdmissibility``): ``workload
   namespace doesn't match ClusterQueue selector``; a ClusterQueue without ``namespaceSelector`` selects no
   namespace (clusterqueue_types.go: "Defaults to null which is a nothing selector");
@@ -123,17 +123,29 @@ class Missing:
 
 @dataclass(slots=True)
 class Inactive:
-    """Why a ClusterQueue is not active (``inactiveReason``), reasons in upstream order."""
+    """Why a ClusterQueue is not active (``updateQueueStatus``, ``inactiveReason``), reasons in upstream order.
+    ``parts`` are empty when it is active."""
 
     reasons: list[str] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
     #: Where each part points in the ClusterQueue (the first reference it is about).
     part_at: list[Path] = field(default_factory=list)
+    #: A ``stopPolicy`` holds it: the administrator's choice, never reported on its own.
+    stopped: bool = False
 
     @property
     def message(self) -> str:
         return f"Can't admit new workloads: {', '.join(self.parts)}."
+
+    @property
+    def reason(self) -> str:
+        return self.reasons[0] if self.reasons else "Ready"
+
+    @property
+    def blocking(self) -> bool:
+        """Inactive for a reason other than its stopPolicy: a mistake in the objects."""
+        return len(self.parts) > (1 if self.stopped else 0)
 
     def add(self, reason: str, part: str, at: Path) -> None:
         self.reasons.append(reason)
@@ -163,8 +175,12 @@ def admission_check_references(cluster_queue: Object) -> dict[str, tuple[set[str
 
 
 def inactive(cluster_queue: Object, kueue: Kueue, config: KueueConfiguration) -> Inactive:
-    """The reasons a ClusterQueue is not active, but ``stopPolicy`` (empty when it is active)."""
+    """Why a ClusterQueue is not active (no parts when it is)."""
     out = Inactive()
+    stop_policy = _m(cluster_queue.get("spec")).get("stopPolicy")
+    if stop_policy in ("Hold", "HoldAndDrain"):
+        out.add("Stopped", "is stopped", ("spec", "stopPolicy"))
+        out.stopped = True
     missing_flavors: list[tuple[str, Path]] = []
     tas_flavors: dict[str, tuple[str, Path]] = {}
     for name, at in flavor_references(cluster_queue):
@@ -203,11 +219,14 @@ def inactive(cluster_queue: Object, kueue: Kueue, config: KueueConfiguration) ->
         out.add("MultiKueueWithProvisioningRequest", "Cannot use both MultiKueue and ProvisioningRequest "
                 f"AdmissionChecks together, found: {','.join(multikueue)}, {','.join(provisioning)}",
                 checks[provisioning[0]][1])
-    if config.gate("TopologyAwareScheduling") and not multikueue:
+    if config.gate("TopologyAwareScheduling"):
         # Upstream iterates a Go map here: the parts come in no fixed order. Sorted by flavor for stable output.
-        for name in sorted(tas_flavors):
-            topology, at = tas_flavors[name]
-            if kueue.get(api.TOPOLOGY, topology) is None:
+        missing_topologies = [(name, *tas_flavors[name]) for name in sorted(tas_flavors)
+                              if kueue.get(api.TOPOLOGY, tas_flavors[name][0]) is None]
+        # isTASViolated: with a MultiKueue check, topology is the worker clusters' business; the parts are still
+        # in the message when the queue is inactive for another reason.
+        if missing_topologies and (out.parts or not multikueue):
+            for name, topology, at in missing_topologies:
                 out.add("TopologyNotFound", f'there is no Topology "{topology}" for TAS flavor "{name}"', at)
                 out.missing.append(Missing(api.TOPOLOGY, topology, at))
     return out
@@ -231,7 +250,7 @@ class Route:
     @property
     def usable(self) -> bool:
         """The ClusterQueue exists, is active and admits the namespace: quota is what decides next."""
-        return self.cluster_queue is not None and not (self.inactive and self.inactive.parts) and self.selected
+        return self.cluster_queue is not None and not (self.inactive and self.inactive.blocking) and self.selected
 
 
 def route(namespace: str, queue: str, kueue: Kueue, config: KueueConfiguration) -> Route:

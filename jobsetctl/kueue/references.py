@@ -6,7 +6,9 @@ On a job Kueue manages (a JobSet, TrainJob or Job with a queue-name label, any j
 ``manageJobsWithoutQueueName``) and on a Workload written by hand:
 
 * ``kueue-local-queue-missing``: its queue names no LocalQueue of its namespace:
-  ``LocalQueue <q> doesn't exist`` (QuotaReserved=False, reason Misconfigured);
+  ``LocalQueue <q> doesn't exist`` (QuotaReserved=False, reason Misconfigured); a job managed under
+  ``manageJobsWithoutQueueName`` that names none (and finds no LocalQueue ``default``) and a Workload without
+  ``queueName`` get upstream's ``LocalQueue  doesn't exist`` (two spaces);
 * ``kueue-cluster-queue-missing``: the LocalQueue's ClusterQueue does not exist: ``ClusterQueue <c> doesn't
   exist``, reported on the LocalQueue when it is an input, else on the job;
 * ``kueue-cluster-queue-inactive``: the ClusterQueue refers to ResourceFlavors, AdmissionChecks or (TAS)
@@ -46,7 +48,7 @@ from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.kinds.index import object_key
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import Path, path_string
-from jobsetctl.kueue import api, queues
+from jobsetctl.kueue import api, fit, queues
 from jobsetctl.kueue.config import KueueConfiguration
 from jobsetctl.kueue.jobs import is_managed
 from jobsetctl.kueue.versions import field_path_in, to_v1beta2
@@ -60,16 +62,16 @@ _SPEC = "scheduling.md §2.1, §2.3 (pkg/controller/core/workload_controller.go,
 LOCAL_QUEUE_MISSING = define(
     "kueue-local-queue-missing", CONSEQUENCE, E,
     "A job's queue-name (or a Workload's queueName) names no LocalQueue of its namespace; it waits for ever.",
-    spec=_SPEC,
+    spec=_SPEC, waits=True,
 )
 CLUSTER_QUEUE_MISSING = define(
     "kueue-cluster-queue-missing", CONSEQUENCE, E,
-    "A LocalQueue's clusterQueue does not exist: its workloads are never admitted.", spec=_SPEC,
+    "A LocalQueue's clusterQueue does not exist: its workloads are never admitted.", spec=_SPEC, waits=True,
 )
 CLUSTER_QUEUE_INACTIVE = define(
     "kueue-cluster-queue-inactive", CONSEQUENCE, E,
     "A ClusterQueue refers to missing ResourceFlavors, AdmissionChecks or Topologies: it admits nothing.",
-    spec=_SPEC,
+    spec=_SPEC, waits=True,
 )
 NAMESPACE_NOT_SELECTED = define(
     "kueue-namespace-not-selected", CONSEQUENCE, E,
@@ -128,11 +130,9 @@ def check_kueue_references(admitted: Admitted, ctx: AdmissionContext) -> Iterato
             if kind == api.LOCAL_QUEUE:
                 findings = _local_queue(obj, ctx, kueue, config)
             elif kind == api.CLUSTER_QUEUE:
-                findings = _cluster_queue(obj, kueue, config)
+                findings = _cluster_queue(obj, record.obj, kueue, config)
             elif kind == api.WORKLOAD:
-                queue = _m(to_v1beta2(obj).get("spec")).get("queueName")
-                findings = _route(_namespace(obj, ctx), queue if isinstance(queue, str) else "",
-                                  ("spec", "queueName"), kueue, config, inputs)
+                findings = _workload(obj, ctx, kueue, config, inputs)
             else:
                 continue
         elif config.manages(group, kind):
@@ -141,7 +141,7 @@ def check_kueue_references(admitted: Admitted, ctx: AdmissionContext) -> Iterato
             continue
         for finding in findings:
             yield record, finding
-    queues.forget_workloads()
+    # The Workloads built stay for the Kueue lints, which run next; the next run forgets them.
 
 
 def _key(obj: Object, ctx: AdmissionContext) -> tuple[str, str, str, str]:
@@ -176,13 +176,15 @@ def _local_queue(obj: Object, ctx: AdmissionContext, kueue: queues.Kueue,
                  f"({queues.MISCONFIGURED})")
 
 
-def _cluster_queue(obj: Object, kueue: queues.Kueue, config: KueueConfiguration) -> Iterator[Finding]:
+def _cluster_queue(obj: Object, written: Object, kueue: queues.Kueue, config: KueueConfiguration) -> Iterator[Finding]:
+    """``written``: the object as the user wrote it, in either version (positions point there)."""
     stored = to_v1beta2(obj)
+    obj = written
     why = queues.inactive(stored, kueue, config)
-    if not why.parts:
+    if not why.blocking:
         return
-    hint = f"reason {why.reasons[0]}: the ClusterQueue is Active=False and admits no workload"
-    reported: set[Path] = set()
+    hint = f"reason {why.reason}: the ClusterQueue is Active=False and admits no workload"
+    reported: set[Path] = {("spec", "stopPolicy")}
     for missing in why.missing:
         at = field_path_in(obj, missing.at)
         reported.add(missing.at)
@@ -192,6 +194,19 @@ def _cluster_queue(obj: Object, kueue: queues.Kueue, config: KueueConfiguration)
         if part_at not in reported:
             reported.add(part_at)
             yield CLUSTER_QUEUE_INACTIVE.finding(why.message, at=field_path_in(obj, part_at), hint=hint)
+
+
+def _workload(obj: Object, ctx: AdmissionContext, kueue: queues.Kueue, config: KueueConfiguration,
+              inputs: set[tuple[str, str, str, str]]) -> Iterator[Finding]:
+    """A Workload written by hand (a prebuilt workload): its ``queueName``, "" when absent
+    (workload_controller_test.go: ``LocalQueue  doesn't exist``, two spaces)."""
+    queue = _m(to_v1beta2(obj).get("spec")).get("queueName")
+    if not isinstance(queue, str) or not queue:
+        yield LOCAL_QUEUE_MISSING.finding(
+            "LocalQueue  doesn't exist", at=("spec",),
+            hint=f"the Workload names no queueName: {_PENDING.format(reason=queues.MISCONFIGURED)}")
+        return
+    yield from _route(_namespace(obj, ctx), queue, ("spec", "queueName"), kueue, config, inputs)
 
 
 # ---- a workload's way to its ClusterQueue ---------------------------------------------------------------
@@ -223,7 +238,7 @@ def _route(namespace: str, queue: str, at: Path, kueue: queues.Kueue, config: Ku
                 unresolved=(api.GROUP, api.CLUSTER_QUEUE, way.cluster_queue_name),
                 hint=f"LocalQueue {queue} points at it; {_PENDING.format(reason=queues.MISCONFIGURED)}")
         return
-    if way.inactive is not None and way.inactive.parts and not cluster_queue_is_input:
+    if way.inactive is not None and way.inactive.blocking and not cluster_queue_is_input:
         yield CLUSTER_QUEUE_INACTIVE.finding(
             f"ClusterQueue {way.cluster_queue_name} is inactive", at=at,
             hint=f"its Active condition: {way.inactive.message} {_PENDING.format(reason=queues.SUSPENDED)}")
@@ -252,23 +267,38 @@ def _job(obj: Object, ctx: AdmissionContext, kueue: queues.Kueue, config: KueueC
     if not is_managed(obj, ctx):
         return
     namespace = _namespace(obj, ctx)
-    built = queues.workload_of(obj, ctx)
-    if built.event is not None and built.event[0] == WPC_NOT_FOUND_REASON:
-        wpc = priority_class_label(obj)
-        yield PRIORITY_CLASS_MISSING.finding(
-            built.event[1], at=built.at, unresolved=(api.GROUP, api.WORKLOAD_PRIORITY_CLASS, wpc),
-            hint=f"Kueue creates no Workload (event {WPC_NOT_FOUND_REASON}) and the job stays suspended")
-        return
+    wpc = priority_class_label(obj)
+    if wpc:
+        built = queues.workload_of(obj, ctx)
+        if built.event is not None and built.event[0] == WPC_NOT_FOUND_REASON:
+            yield PRIORITY_CLASS_MISSING.finding(
+                built.event[1], at=built.at, unresolved=(api.GROUP, api.WORKLOAD_PRIORITY_CLASS, wpc),
+                hint=f"Kueue creates no Workload (event {WPC_NOT_FOUND_REASON}) and the job stays suspended")
+            return
     queue = queue_name(obj)
+    if not queue and kueue.get(api.LOCAL_QUEUE, api.DEFAULT_LOCAL_QUEUE, namespace) is not None:
+        queue = api.DEFAULT_LOCAL_QUEUE  # ApplyDefaultLocalQueue, which validate's per-file phase cannot apply
+    if not queue:
+        # manageJobsWithoutQueueName: suspended and managed, but ApplyDefaultLocalQueue found no LocalQueue
+        # "default" to name: the Workload's queueName is empty (workload_controller_test.go, two spaces).
+        yield LOCAL_QUEUE_MISSING.finding(
+            "LocalQueue  doesn't exist", at=("metadata", "labels") if _m(obj.get("metadata")).get("labels")
+            else ("metadata",), unresolved=(api.GROUP, api.LOCAL_QUEUE, api.DEFAULT_LOCAL_QUEUE),
+            hint=f"manageJobsWithoutQueueName: Kueue suspends this job, which names no queue, and namespace "
+                 f"{namespace} has no LocalQueue {api.DEFAULT_LOCAL_QUEUE} to default to; set the "
+                 f"{api.QUEUE_LABEL} label. {_PENDING.format(reason=queues.MISCONFIGURED)}")
+        return
     blocked = False
     for finding in _route(namespace, queue, _LABEL_AT, kueue, config, inputs):
         blocked = True
         yield finding
-    if blocked or not queue or built.workload is None or not config.gate("TopologyAwareScheduling"):
+    if blocked or not config.gate("TopologyAwareScheduling"):
         return
     way = queues.route(namespace, queue, kueue, config)
     if way.usable and way.cluster_queue is not None:
-        yield from _tas(obj, built.workload, way.cluster_queue, kueue, config)
+        workload = queues.workload_of(obj, ctx).workload  # built only now: most jobs stop before
+        if workload is not None:
+            yield from _tas(obj, workload, way.cluster_queue, kueue, config)
 
 
 def _tas(job: Object, workload: Object, cluster_queue: Object, kueue: queues.Kueue,
@@ -293,7 +323,7 @@ def _tas(job: Object, workload: Object, cluster_queue: Object, kueue: queues.Kue
                 break
         if reasons:
             yield TAS_TOPOLOGY.finding(
-                f"couldn't assign flavors to pod set {name}: {', '.join(reasons)}", path=path_string(at), at=at,
+                fit.NO_FLAVOR.format(pod_set=name, reasons=", ".join(reasons)), path=path_string(at), at=at,
                 hint=f"ClusterQueue {_m(cluster_queue.get('metadata')).get('name')}: "
                      f"{_PENDING.format(reason='NoMatchingFlavor')}")
             continue

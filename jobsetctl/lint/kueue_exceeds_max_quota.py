@@ -106,7 +106,7 @@ def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[
     for found in fit.exceeds_max_quota(queued, config.gate("TopologyAwareScheduling")):
         at = found.view.at
         yield RULE.finding(
-            f"couldn't assign flavors to pod set {found.view.name}: {', '.join(found.reasons)}",
+            fit.NO_FLAVOR.format(pod_set=found.view.name, reasons=", ".join(found.reasons)),
             path=path_string(at), at=at,
             hint=f"ClusterQueue {queued.cluster_queue_name} ({'; '.join(found.bounds)}): the Workload stays "
                  "pending for ever (reason ExceedsMaxQuota); ask for less or raise the quota",

@@ -2,7 +2,7 @@
 
 scheduling.md §2.2 (pkg/scheduler/flavorassigner ``findFlavorForPodSets``): every resource a podset
 requests must be in a ``coveredResources`` list of the ClusterQueue (``excludeResourcePrefixes`` of the
-Configuration aside); a podset asking for one that is not gets ``resource <r> unavailable in
+Configuration aside, and everything under ``quotaCheckStrategy: IgnoreUndeclared``); a podset asking for one that is not gets ``resource <r> unavailable in
 ClusterQueue`` and the Workload never gets a flavor. A common case: ``ephemeral-storage`` or a GPU asked
 for in a queue that only covers CPU and memory.
 """
@@ -91,12 +91,16 @@ KINDS = frozenset({JOBSET, TRAINJOB, JOB})
 
 
 def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:
+    config = ctx.kueue
+    if config is not None and config.resources is not None and config.gate("QuotaCheckStrategy") \
+            and config.resources.quota_check_strategy == "IgnoreUndeclared":
+        return  # IgnoreUndeclaredResources: requests no resource group declares are left out
     queued = fit.queued(obj, ctx)
     if queued is None:
         return
     for view, resource in fit.uncovered(queued):
         yield RULE.finding(
-            f"couldn't assign flavors to pod set {view.name}: {fit.UNAVAILABLE.format(resource=resource)}",
+            fit.NO_FLAVOR.format(pod_set=view.name, reasons=fit.UNAVAILABLE.format(resource=resource)),
             path=path_string(view.at), at=view.at,
             hint=f"ClusterQueue {queued.cluster_queue_name} covers "
                  f"{', '.join(r for g in queued.groups for r in g.covered) or 'no resource'}: add {resource} to a "

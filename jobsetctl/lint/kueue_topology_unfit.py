@@ -130,7 +130,7 @@ def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[
     for shortfall in fit.topology_shortfalls(queued, nodes):
         at = shortfall.view.at
         yield RULE.finding(
-            f"couldn't assign flavors to pod set {shortfall.view.name}: {shortfall.message}",
+            fit.NO_FLAVOR.format(pod_set=shortfall.view.name, reasons=shortfall.message),
             path=path_string(at), at=at,
             hint=f"flavor {shortfall.flavor}: {shortfall.nodes} node(s) among the inputs and the context, "
                  f"counted empty, per {shortfall.level}; the Workload stays pending for ever. "

@@ -1,7 +1,7 @@
 """Kueue in ``simulate``: when it runs, and what the run leaves for the reports.
 
-Kueue runs when the inputs hold a ClusterQueue or the Scenario has ``spec.kueue`` (issue 14,
-:func:`jobsetctl.simulate.runner.kueue_for`). The engine's settings come from Kueue's Configuration and the
+Kueue runs when the Scenario has ``spec.kueue``, the inputs or the context hold a ClusterQueue, or a job
+names a queue (issue 14, :func:`jobsetctl.simulate.runner.kueue_runs`). The engine's settings come from Kueue's Configuration and the
 Scenario's ``spec.kueue.admissionChecks`` (how each simulated admission check answers).
 """
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def kueue_settings(config: KueueConfiguration, inputs: Inputs) -> EngineSettings:
     """The engine's settings: Kueue's Configuration (the plan decided that Kueue runs and which
-    Configuration: :func:`jobsetctl.simulate.runner.kueue_for`) and the Scenario's check behaviours."""
+    Configuration: :func:`jobsetctl.simulate.runner.kueue_runs`) and the Scenario's check behaviours."""
     scenario = inputs.scenario
     checks = scenario.kueue_admission_checks if scenario is not None else []
     return from_kueue_configuration(config, checks)

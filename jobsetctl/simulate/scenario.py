@@ -13,7 +13,7 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
       actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
                 {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}},  # resume, delete
                 {at: 5h, patch: {kind: PodGroup, name: pg, merge: {spec: {schedulingPolicy: {gang: {minCount: 2}}}}}}]
-      kueue:                            # Kueue runs (also when the inputs hold a ClusterQueue)
+      kueue:                            # Kueue runs (also with a ClusterQueue, or a job naming a queue)
         configuration: {waitForPodsReady: {timeout: 10m}}   # Kueue's Configuration; wins over --kueue-config
         admissionChecks: [{name: prov, delay: 5m, state: Ready}]   # how simulated checks answer
 
@@ -326,11 +326,13 @@ def _shape(value: Any) -> str:
     return str(value)
 
 
-def parse_scenario(record: ObjectRecord) -> tuple[Scenario | None, list[Diagnostic]]:
+def parse_scenario(record: ObjectRecord, *, partial: bool = False) -> tuple[Scenario | None, list[Diagnostic]]:
     """A Scenario from its loaded document, or None and the diagnostics that explain why not.
 
     Paths in ``submit[].files`` are resolved against the directory of the Scenario file (standard input:
-    the current directory); whether they exist is checked when the runner loads them.
+    the current directory); whether they exist is checked when the runner loads them. ``partial``: return
+    what parsed even when there are errors (the entries without errors), so that the checks that need a
+    Scenario (submitted files, node names, settings) can report their problems in the same run.
     """
     reader = _Reader(record)
     top = reader.mapping(record.obj, (), ("apiVersion", "kind", "metadata", "spec"), ("spec",))
@@ -347,7 +349,7 @@ def parse_scenario(record: ObjectRecord) -> tuple[Scenario | None, list[Diagnost
     )
     if spec is not None:
         _parse_spec(reader, spec, scenario)
-    if any(d.severity is Severity.ERROR for d in reader.diagnostics):
+    if not partial and any(d.severity is Severity.ERROR for d in reader.diagnostics):
         return None, reader.diagnostics
     return scenario, reader.diagnostics
 
@@ -551,7 +553,6 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
     entry = reader.mapping(value, at, ("at", "files", "objects"), ("at",))
     if entry is None:
         return None
-    errors_before = len(reader.diagnostics)
     when = reader.duration(entry.get("at"), (*at, "at"))
     submission = Submission(when or 0.0, index)
     if entry.get("files") is None and entry.get("objects") is None:
@@ -578,8 +579,8 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
             continue
         record = ObjectRecord(reader.record.document, reader.record.prefix + where, item)
         submission.records.append(record)
-    if len(reader.diagnostics) > errors_before or when is None:
-        return None
+    # Kept even with errors (a bad ``at``): its files are still checked, so that every problem is
+    # reported in one run; a Scenario with errors never runs (parse_scenario returns None unless partial).
     return submission
 
 

@@ -118,6 +118,9 @@ def sample_files() -> list[Path]:
 
 TRAINING = INPUTS / "training.yaml"
 STAGED = INPUTS / "staged.yaml"
+#: --gang job needs one Job per replicated job (jobsetctl.gang: the Job controller's PodGroup names).
+TRAINING_ONE_JOB_EACH = INPUTS / "training-one-job-each.yaml"
+STAGED_ONE_JOB_EACH = INPUTS / "staged-one-job-each.yaml"
 GANG_CASES = [
     Case("gang-jobset-1_35", (TRAINING,), ("--gang", "jobset"), "1.35"),
     Case("gang-jobset-1_36", (TRAINING,), ("--gang", "jobset"), "1.36"),
@@ -125,7 +128,7 @@ GANG_CASES = [
     Case("gang-replicatedjob-1_35__pods", (TRAINING,), ("--gang", "replicatedjob", "--pods"), "1.35"),
     Case("gang-replicatedjob-1_36", (TRAINING,), ("--gang", "replicatedjob"), "1.36"),
     Case("gang-replicatedjob-1_37", (TRAINING,), ("--gang", "replicatedjob"), "1.37"),
-    Case("gang-job-1_37__pods", (TRAINING,), ("--gang", "job", "--pods"), "1.37"),
+    Case("gang-job-1_37__pods", (TRAINING_ONE_JOB_EACH,), ("--gang", "job", "--pods"), "1.37"),
     Case("gang-jobset-1_36-rack__pods", (TRAINING,),
          ("--gang", "jobset", "--topology", "topology.example.com/rack", "--pods"), "1.36"),
     Case("gang-replicatedjob-1_36-rack-priority-podgroup", (TRAINING,),
@@ -134,12 +137,12 @@ GANG_CASES = [
     Case("gang-replicatedjob-1_37-zone-rack-priority-all", (TRAINING,),
          ("--gang", "replicatedjob", "--topology", "topology.kubernetes.io/zone,topology.example.com/rack",
           "--priority-class", "training", "--disruption-mode", "all"), "1.37"),
-    Case("gang-job-1_37-block-rack-single__pods", (TRAINING,),
+    Case("gang-job-1_37-block-rack-single__pods", (TRAINING_ONE_JOB_EACH,),
          ("--gang", "job", "--topology", "topology.example.com/block,topology.example.com/rack",
           "--disruption-mode", "single", "--pods"), "1.37"),
     Case("gang-replicatedjob-1_37-staged-zone-rack", (STAGED,),
          ("--gang", "replicatedjob", "--topology", "topology.kubernetes.io/zone,topology.example.com/rack"), "1.37"),
-    Case("gang-job-1_37-staged__all-stages", (STAGED,), ("--gang", "job", "--all-stages"), "1.37"),
+    Case("gang-job-1_37-staged__all-stages", (STAGED_ONE_JOB_EACH,), ("--gang", "job", "--all-stages"), "1.37"),
 ]
 TORCHTUNE = INPUTS / "torchtune.yaml"
 STAGE_CASES = [
@@ -182,12 +185,14 @@ def test_ours(case: Case) -> None:
 
 
 #: Samples that render only with the rest of their directory (whose case renders them), and the rule that
-#: refuses them alone on every release (a consequence: their pods are refused): their PriorityClasses are in a
-#: file next to them.
+#: refuses them alone on every release (a consequence: their pods are refused, or Kueue creates no Workload):
+#: their PriorityClasses are in a file next to them.
 NEEDS_DIRECTORY = {
     "valid/gang-1.37.yaml": "ref-priority-class",
     "scenarios/manifests/gang/high.yaml": "ref-priority-class",
     "scenarios/manifests/gang/low.yaml": "ref-priority-class",
+    # Its WorkloadPriorityClass is in queues.yaml next to it.
+    "scenarios/manifests/kueue/team-b.yaml": "kueue-priority-class-missing",
 }
 RELEASES = ("1.37", "1.36", "1.35")
 
