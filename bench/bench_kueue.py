@@ -191,30 +191,57 @@ def scenario(name: str, scale: float = 1.0) -> dict[str, Any]:
 
 
 def figures(result: Any, scenario_obj: dict[str, Any]) -> dict[str, Any]:
-    """What upstream's recorder and checker compute: usage per ClusterQueue class (time-average of the
-    reserved CPU over the run against the nominal quota) and mean time to admission per workload class."""
+    """What upstream's recorder and checker compute (``runner/recorder/recorder.go``, ``checker_test.go``):
+
+    * usage per ClusterQueue class: the CPU its admitted workloads use integrated over time (``CPUUsed``, from
+      ``status.flavorsUsage``), over the class's nominal quota times the time from the class's first to its
+      last event (ClusterQueues created at 0, the last event when the last workload finishes), in percent;
+    * mean time to admission per workload class: creation to the first ``Admitted``.
+    """
+    from jobsetctl.kube.quantity import parse_quantity
+
     classes: dict[str, str] = {}
+    cpu: dict[str, float] = {}
+    cq_class: dict[str, str] = {}
+    nominal: dict[str, float] = {}
     for submission in scenario_obj["spec"]["submit"]:
         for obj in submission["objects"]:
+            md = obj["metadata"]
             if obj["kind"] == "Workload":
-                md = obj["metadata"]
-                classes[f"{md['namespace']}/{md['name']}"] = md["labels"][CLASS_LABEL]
+                key = f"{md['namespace']}/{md['name']}"
+                classes[key] = md["labels"][CLASS_LABEL]
+                cpu[key] = sum(float(parse_quantity(c["resources"]["requests"]["cpu"])) * p.get("count", 1)
+                               for p in obj["spec"]["podSets"] for c in p["template"]["spec"]["containers"])
+            elif obj["kind"] == "ClusterQueue":
+                cq_class[md["name"]] = md["labels"][CLASS_LABEL]
+                quota = obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"]
+                nominal[md["labels"][CLASS_LABEL]] = (nominal.get(md["labels"][CLASS_LABEL], 0.0)
+                                                      + float(parse_quantity(quota)))
     created: dict[str, float] = {}
     admitted: dict[str, float] = {}
+    running: dict[str, float] = {}
+    used: dict[str, float] = {}
+    last = 0.0
     for event in result.events:
         if event.kind != "Workload" or event.group != "kueue.x-k8s.io":
             continue
         key = f"{event.namespace}/{event.name}"
+        last = max(last, event.time)
         if event.event == "Created":
             created.setdefault(key, event.time)
-        elif event.event == "Admitted" and key not in admitted:
-            admitted[key] = event.time
+        elif event.event == "Admitted":
+            admitted.setdefault(key, event.time)
+            running[key] = event.time
+        elif event.event in ("Finished", "Evicted") and key in running:
+            cls = cq_class.get(key.partition("/")[0], "?")  # namespace = LocalQueue = ClusterQueue name
+            used[cls] = used.get(cls, 0.0) + cpu.get(key, 0.0) * (event.time - running.pop(key))
     per_class: dict[str, list[float]] = {}
     for key, at in admitted.items():
         per_class.setdefault(classes.get(key, "?"), []).append(at - created.get(key, at))
-    summary = (result.kueue or {}).get("summary") if isinstance(result.kueue, dict) else None
+    usage = {cls: 100 * used.get(cls, 0.0) / (quota * last) for cls, quota in sorted(nominal.items())
+             if quota and last}
     return {"admissionMs": {c: 1000 * sum(v) / len(v) for c, v in sorted(per_class.items())},
-            "admitted": len(admitted), "workloads": len(classes), "summary": summary}
+            "admitted": len(admitted), "workloads": len(classes), "usage": usage}
 
 
 def measure(name: str, profiler: cProfile.Profile | None = None, scale: float = 1.0) -> dict[str, Any]:
@@ -277,6 +304,8 @@ def main(argv: list[str]) -> int:
               f"{m['cpu_load'] + m['cpu_run']:.2f} s (wall {m['load'] + m['run']:.2f} s), peak RSS {m['rss_mib']:.0f} MiB; "
               f"upstream mean wall {up['wallMs'] / 1000:.0f} s; simulated end {m['end']:.1f} s ({m['stop']}); "
               f"admitted {m['admitted']}/{m['workloads']}")
+        for cls, percent in m["usage"].items():
+            print(f"   usage of ClusterQueue class {cls:<17} {percent:8.1f} %   (upstream mean {up['usage']:.1f} %)")
         for cls, ms in m["admissionMs"].items():
             print(f"   mean time to admission {cls:<22} {ms / 1000:8.1f} s   (upstream {up['admissionMs'].get(cls, 0) / 1000:.1f} s)")
     return 0

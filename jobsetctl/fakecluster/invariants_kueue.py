@@ -7,8 +7,8 @@ objects the API server stores, not from the engine's cache:
    flavor to, and ``count`` lies between the podset's ``minCount`` (else its count) and its count. Each
    assigned flavor is a ResourceFlavor that exists and that the ClusterQueue lists for that resource.
 2. **No ClusterQueue over nominal plus borrowing limit, no Cohort tree over its quota.** After each
-   reservation, the usage of the ClusterQueue's reserved Workloads (QuotaReserved=True, not Finished) per
-   flavor-resource is at most its nominal quota plus its borrowing limit, and the usage of all
+   reservation, the usage of the ClusterQueue's reserved Workloads (QuotaReserved=True, not Finished; their
+   ``status.reclaimablePods`` left out, as Kueue counts them) per flavor-resource is at most its nominal quota plus its borrowing limit, and the usage of all
    ClusterQueues of its Cohort tree is at most the tree's nominal quotas (ClusterQueues and Cohorts)
    together. A quota lowered below what is admitted (Kueue lets that be) is no violation: only a
    reservation that makes the usage grow is checked.
@@ -88,6 +88,8 @@ class KueueBooks:
         podsets = {str(_m(p).get("name", "")): _m(p) for p in _m(obj.get("spec")).get("podSets") or []}
         cq = self.api.get(GROUP, "ClusterQueue", "", str(admission.get("clusterQueue", "")))
         cq_quotas = _quotas(_m(cq.get("spec"))) if cq is not None else None
+        reclaimable = {str(_m(r).get("name", "")): _m(r).get("count", 0)
+                       for r in _m(obj.get("status")).get("reclaimablePods") or [] if isinstance(_m(r).get("count"), int)}
         usage: dict[tuple[str, str], Any] = {}
         for psa in admission.get("podSetAssignments") or []:
             psa = _m(psa)
@@ -109,7 +111,11 @@ class KueueBooks:
                     raise InvariantViolation(f"Workload {key} podset {psa.get('name')}: resourceUsage {resource} "
                                              f"{used} is not count x requests ({want})")
                 if used is not None:
-                    usage[(str(flavor), str(resource))] = usage.get((str(flavor), str(resource)), 0) + used
+                    # What counts against quota leaves out the podset's reclaimable pods (workload.Info's
+                    # TotalRequests: count minus status.reclaimablePods).
+                    held = per_pod.get(resource, 0) * max(count - reclaimable.get(str(psa.get("name", "")), 0), 0) \
+                        if isinstance(count, int) else used
+                    usage[(str(flavor), str(resource))] = usage.get((str(flavor), str(resource)), 0) + held
         return usage
 
     def _check_flavor(self, key: str, cq_quotas: dict[tuple[str, str], Any] | None, flavor: str,

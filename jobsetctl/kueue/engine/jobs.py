@@ -399,12 +399,20 @@ def stop_job(engine: Engine, adapter: JobAdapter, workload: Object) -> None:
         return
     old = copy_tree(job)
     job.setdefault("spec", {})["suspend"] = True
-    podsets = [p for p in _list(_mapping(workload.get("spec")).get("podSets")) if isinstance(p, dict)]
-    templates = adapter.templates()
-    if len(templates) == len(podsets):
-        for template, podset in zip(templates, podsets, strict=True):
-            restore_template(template, _mapping(podset.get("template")))
+    restore_podsets(adapter, [p for p in _list(_mapping(workload.get("spec")).get("podSets")) if isinstance(p, dict)])
     engine.api.update(job, old=old)
+
+
+def restore_podsets(adapter: JobAdapter, podsets: list[dict[str, Any]]) -> bool:
+    """``RestorePodSetsInfo``: each pod template back as its podset holds it; a count of podsets that is not
+    the job's count of templates changes nothing (jobset_controller.go). Whether anything changed."""
+    templates = adapter.templates()
+    if len(templates) != len(podsets):
+        return False
+    changed = False
+    for template, podset in zip(templates, podsets, strict=True):
+        changed = restore_template(template, _mapping(podset.get("template"))) or changed
+    return changed
 
 
 # ---- owner-less workloads ------------------------------------------------------------------------------
