@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import to_units
-from jobsetctl.kube.quantity import format_quantity
+from jobsetctl.kueue.queues import kueue_quantity_text
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -75,13 +75,9 @@ def scaled(values: Mapping[str, int], factor: int) -> Requests:
 
 
 def quantity_string(resource: str, value: int) -> str:
-    """``ResourceFormatter.ResourceQuantityString``: CPU from milli-units (DecimalSI), memory and
-    ephemeral storage and hugepages in BinarySI, everything else DecimalSI."""
-    if resource == CPU:
-        return format_quantity(Fraction(value, 1000))
-    if resource in (MEMORY, "ephemeral-storage") or resource.startswith("hugepages-"):
-        return format_quantity(Fraction(value), binary=True)
-    return format_quantity(Fraction(value))
+    """``ResourceFormatter.ResourceQuantityString``: one rule with the lints'
+    (:func:`jobsetctl.kueue.queues.kueue_quantity_text`)."""
+    return kueue_quantity_text(resource, value)
 
 
 def resource_list_text(values: Mapping[str, int]) -> dict[str, str]:

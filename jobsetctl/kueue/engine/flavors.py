@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import parse_tolerations
 from jobsetctl.fakecluster.scheduler.selectors import compile_required_node_affinity
+from jobsetctl.kueue import fit
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import PODS, FlavorResource, FRQuantities, Requests, quantity_string
 from jobsetctl.kueue.engine.objects import FlavorSpec, Quota, ResourceGroup
@@ -194,7 +195,7 @@ class Assignment:
                 continue
             if podset.status.is_error():
                 return f"failed to assign flavors to pod set {podset.name}: {podset.status.err}"
-            parts.append(f"couldn't assign flavors to pod set {podset.name}: {podset.status.message()}")
+            parts.append(fit.NO_FLAVOR.format(pod_set=podset.name, reasons=podset.status.message()))
         return "; ".join(parts)
 
     def requires_borrowing(self) -> bool:
@@ -448,7 +449,7 @@ class FlavorAssigner:
         cq = self.cq
         group = cq.spec.group_of(resource)
         if group is None:
-            return {}, Status([f"resource {resource} unavailable in ClusterQueue"]), []
+            return {}, Status([fit.UNAVAILABLE.format(resource=resource)]), []
         status = Status()
         group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
         spec_podsets = self.info.spec_podsets()
@@ -558,10 +559,9 @@ class FlavorAssigner:
         value = assumed + request
         flavor, resource = fr
         if value > max_capacity:
-            status.reasons.append(
-                f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
-                f"({quantity_string(resource, assumed)}) + current podset request ({quantity_string(resource, request)}) "
-                f"> maximum capacity ({quantity_string(resource, max_capacity)})")
+            status.reasons.append(fit.EXCEEDS.format(
+                resource=resource, flavor=flavor, assumed=quantity_string(resource, assumed),
+                request=quantity_string(resource, request), capacity=quantity_string(resource, max_capacity)))
             status.no_fit_reason = names.EXCEEDS_MAX_QUOTA
             return P_NO_FIT, 0, status
         borrow, may_reclaim = lowest_subtree_that_fits(node, fr, value)
