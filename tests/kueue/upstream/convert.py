@@ -2,13 +2,14 @@
 
 For each test function listed in :data:`TARGETS` it reads the Go source at the mirror's HEAD, evaluates
 the function's top-level fixtures and every entry of its case table with :mod:`goeval`, and writes
-``data/<file>__<Test>.json``: the fixtures, and per case the fields it could evaluate plus, per field
+``data/<file>__<Test>.json.gz``: the fixtures, and per case the fields it could evaluate plus, per field
 it could not, the reason. The tests under ``tests/kueue/`` read these files; nothing here runs
 Kueue's code, and the Go source itself is not copied (only the values of its tables).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -121,8 +122,9 @@ def main(argv: list[str]) -> int:
     for path, test, table in TARGETS:
         data = convert(mirror, path, test, table, consts)
         data["commit"] = commit
-        out = DATA / f"{Path(path).stem}__{test}.json"
-        out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        out = DATA / f"{Path(path).stem}__{test}.json.gz"
+        # mtime 0: the same tables give the same bytes.
+        out.write_bytes(gzip.compress((json.dumps(data, indent=1, sort_keys=True) + "\n").encode(), 9, mtime=0))
         bad = sum(1 for c in data["cases"].values() if c["errors"])
         print(f"{out.name}: {len(data['cases'])} cases, {bad} with fields left unevaluated")
     return 0
