@@ -8,13 +8,15 @@ objects the API server stores, not from the engine's cache:
    assigned flavor is a ResourceFlavor that exists and that the ClusterQueue lists for that resource.
 2. **No ClusterQueue over nominal plus borrowing limit, no Cohort tree over its quota.** After each
    reservation, the usage of the ClusterQueue's reserved Workloads (QuotaReserved=True, not Finished; their
-   ``status.reclaimablePods`` left out, as Kueue counts them) per flavor-resource is at most its nominal quota plus its borrowing limit, and the usage of all
-   ClusterQueues of its Cohort tree is at most the tree's nominal quotas (ClusterQueues and Cohorts)
+   ``status.reclaimablePods`` left out, as Kueue counts them) per flavor-resource is at most its nominal
+   quota plus its borrowing limit, and the usage of all ClusterQueues of its Cohort tree is at most the tree's nominal quotas (ClusterQueues and Cohorts)
    together. A quota lowered below what is admitted (Kueue lets that be) is no violation: only a
    reservation that makes the usage grow is checked.
 3. **Admitted only with quota.** ``Admitted=True`` never without ``QuotaReserved=True``.
 4. **Preemption within a ClusterQueue only of lower (or newer equal) priority.** A Workload preempted with
    reason ``InClusterQueue`` has a priority at most its preemptor's (named by UID in the message).
+5. **A finished Workload is never evicted.** Kueue's cache forgets it as it sees it finish, so no later
+   scheduling cycle picks it as a preemption target.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class KueueBooks:
         #: Workload key -> usage it holds: {(flavor, resource): amount} and its ClusterQueue.
         self._held: dict[str, tuple[str, dict[tuple[str, str], Any]]] = {}
         self._preempted: set[tuple[str, str]] = set()
+        #: Finished Workloads, with whether they were evicted when they finished.
+        self._finished: dict[str, bool] = {}
 
     def on_event(self, event: WatchEvent) -> None:
         group, kind, namespace, name = event.key
@@ -64,8 +68,10 @@ class KueueBooks:
         key = f"{namespace}/{name}"
         if event.type == WatchType.DELETED:
             self._held.pop(key, None)
+            self._finished.pop(key, None)
             return
         obj = event.obj
+        self._check_not_evicted_after_finishing(key, obj)
         reserved = _true(obj, "QuotaReserved") is not None
         if _true(obj, "Admitted") is not None and not reserved:
             raise InvariantViolation(f"Workload {key} is Admitted without QuotaReserved")
@@ -82,6 +88,18 @@ class KueueBooks:
             if before is None or before[1] != usage or before[0] != cq:
                 self._check_quota(key, cq, {fr for fr, v in usage.items() if before is None or v > before[1].get(fr, 0)})
         self._check_preemption(key, obj)
+
+    # ---- rule 5 --------------------------------------------------------------------------------------
+    def _check_not_evicted_after_finishing(self, key: str, obj: dict[str, Any]) -> None:
+        evicted = _true(obj, "Evicted") is not None
+        if _true(obj, "Finished") is None:
+            self._finished.pop(key, None)
+            return
+        self.checks += 1
+        if key not in self._finished:
+            self._finished[key] = evicted
+        elif evicted and not self._finished[key]:
+            raise InvariantViolation(f"Workload {key} is evicted after it finished")
 
     # ---- rule 1 --------------------------------------------------------------------------------------
     def _usage(self, key: str, obj: dict[str, Any], admission: dict[str, Any]) -> dict[tuple[str, str], Any]:

@@ -17,6 +17,7 @@ from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kueue.engine import jobs, names, workloads
 from jobsetctl.kueue.engine.core import Engine
 from jobsetctl.kueue.engine.settings import EngineSettings, from_kueue_configuration
+from jobsetctl.kueue.engine.workload import STATUS_FINISHED, workload_status
 
 G = names.GROUP
 CYCLE = ("cycle",)
@@ -69,6 +70,11 @@ class KueueController(Controller):
                 if deleted:
                     engine.forget(event.obj)
                     return
+                if obj is not None and workload_status(obj) == STATUS_FINISHED:
+                    # Kueue's Update handler drops a finished Workload from the cache and the queues as it
+                    # sees the event (workload_controller.go), before any scheduling cycle: a cycle at the
+                    # same instant must not pick it as a preemption target.
+                    engine.observe(obj)
                 yield ("wl", f"{namespace}/{name}")
                 return
             if kind == "ClusterQueue":
