@@ -13,8 +13,9 @@ stops the run with a word on why:
   cannot see: TrainJob runtimes, objects created over time);
 * :data:`MAX_TIME` for every time of a Scenario (``at``, ``until``) and ``--until``: a year of virtual
   time; infinite and NaN times are malformed;
-* :data:`MAX_EVENTS` timeline events: a run that keeps producing events (a JobSet restarting forever)
-  stops there, with ``stopReason: limit``, like a run that reached its horizon.
+* :data:`MAX_EVENTS` timeline events (or :data:`EVENTS_PER_OBJECT` per submitted object, when that is
+  more): a run that keeps producing events (a JobSet restarting forever) stops there, with
+  ``stopReason: limit``, like a run that reached its horizon.
 
 The rule is defined here and registered through :mod:`jobsetctl.simulate.scenario`, which imports this
 module.
@@ -41,6 +42,15 @@ MAX_NODES = 10_000
 MAX_OBJECTS = 50_000
 MAX_TIME = 365 * 86400.0
 MAX_EVENTS = 100_000
+#: Timeline events allowed per submitted object above :data:`MAX_EVENTS`: a run of many small objects
+#: (Kueue's performance configurations submit 50,000 Workloads, each Created, QuotaReserved, Admitted,
+#: Finished ...) records more events than one runaway object.
+EVENTS_PER_OBJECT = 20
+
+
+def event_limit(submitted_objects: int) -> int:
+    """The timeline events a run may record before it stops with ``stopReason: limit``."""
+    return max(MAX_EVENTS, EVENTS_PER_OBJECT * submitted_objects)
 
 TOO_LARGE = define(
     "simulation-too-large", Layer.INPUT, Severity.ERROR,

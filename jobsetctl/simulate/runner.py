@@ -47,6 +47,7 @@ from jobsetctl.simulate.actions import apply_action
 from jobsetctl.simulate.final import final_states
 from jobsetctl.simulate.gates import needed_gates, turned_on
 from jobsetctl.simulate.inputs import Inputs
+from jobsetctl.simulate.kueue import kueue_busy, kueue_run, kueue_settings
 from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
 from jobsetctl.simulate.scenario import Action
@@ -124,6 +125,10 @@ class SimulationResult:
     group_records: Any = None
     #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
     invariant_checks: int | None = None
+    #: What Kueue leaves for the reports (:mod:`jobsetctl.simulate.kueue`), None when Kueue did not run.
+    kueue: Any = None
+    #: The number of timeline events at which the run would have stopped (``stopReason: limit``).
+    event_limit: int = limits.MAX_EVENTS
     #: The cluster as the run left it (the verdicts on workloads that never started read its nodes and
     #: pending pods); None for results made by hand.
     cluster: FakeCluster | None = field(default=None, repr=False)
@@ -242,6 +247,7 @@ class IdleDetector:
     last_progress: float = 0.0
     busy_checked_at: int = -1
     busy: bool = True
+    event_limit: int = limits.MAX_EVENTS
 
     def user_timer_fired(self) -> None:
         """A submission or action happened: that is progress, even if it wrote nothing."""
@@ -249,7 +255,7 @@ class IdleDetector:
         self.last_progress = self.cluster.clock.now
 
     def step(self) -> None:
-        if len(self.cluster.recorder.events) > limits.MAX_EVENTS:
+        if len(self.cluster.recorder.events) > self.event_limit:
             raise EventLimit
         now = self.cluster.clock.now
         if self.ledger.writes != self.last_writes:
@@ -272,6 +278,8 @@ def _something_runs(cluster: FakeCluster) -> bool:
         status = access.status(pod)
         if spec.get("nodeName") and status.get("phase") not in ("Succeeded", "Failed"):
             return True
+    if kueue_busy(cluster):
+        return True
     stored: Iterable[dict[str, Any]] = cluster.api.all_objects()
     return any(access.metadata(obj).get("deletionTimestamp") for obj in stored)
 
@@ -279,13 +287,18 @@ def _something_runs(cluster: FakeCluster) -> bool:
 def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     """Run a planned simulation to its end and collect the result."""
     inputs = the_plan.inputs
-    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, kueue=the_plan.kueue))
+    extra: dict[str, Any] = {}
+    if the_plan.kueue is not None:
+        extra["kueue"] = kueue_settings(the_plan.kueue, inputs)
+    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, extra=extra,
+                                         kueue=the_plan.kueue))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
     cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))
     _create_nodes(cluster, ledger, inputs)
     install(cluster.api, [record.obj for record in inputs.all_records()], the_plan.installed)
     progress = IdleDetector(cluster, ledger)
+    progress.event_limit = limits.event_limit(sum(len(s.records) for s in inputs.submissions))
     rejections: list[Diagnostic] = []
     last_user_time = 0.0
 
@@ -344,6 +357,8 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
+        kueue=kueue_run(cluster),
+        event_limit=progress.event_limit,
         cluster=cluster,
     )
 

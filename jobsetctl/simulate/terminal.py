@@ -18,7 +18,6 @@ from jobsetctl.simulate.chartstyle import OUTCOME_STYLES, OUTCOME_WORDS
 from jobsetctl.simulate.eventlog import LogLine, log_lines
 from jobsetctl.simulate.gantt import axis_line, legend, row_cells
 from jobsetctl.simulate.labels import fit_labels, object_source, row_label_sources
-from jobsetctl.simulate.limits import MAX_EVENTS
 from jobsetctl.simulate.runner import SimulationResult
 from jobsetctl.simulate.summary import Summary, WorkloadStats
 from jobsetctl.simulate.timeline import Row, Timeline
@@ -48,17 +47,21 @@ def render_terminal(
     console: Console, result: SimulationResult, timeline: Timeline, summary: Summary,
     axis_end: float | None = None,
 ) -> None:
+    from jobsetctl.simulate.kueue_terminal import render_kueue_chart, render_kueue_summary
+
     _header(console, result)
     _chart(console, timeline, timeline.end_time if axis_end is None else axis_end)
+    render_kueue_chart(console, result)
     _log(console, result)
     _summary(console, result, summary)
+    render_kueue_summary(console, result)
 
 
 def _header(console: Console, result: SimulationResult) -> None:
     nodes = len(result.ledger.nodes)
     stop = {"until": "until", "done": "nothing left to happen", "idle": "only retries left",
             "horizon": "default horizon reached; give --until",
-            "limit": f"stopped after {MAX_EVENTS:,} events, the limit; give an earlier --until"}[result.stop_reason]
+            "limit": f"stopped after {result.event_limit:,} events, the limit; give an earlier --until"}[result.stop_reason]
     console.print(Text.assemble(
         ("Scenario ", "bold"), (result.name, "bold cyan"),
         f" · Kubernetes {result.version.value} · {nodes} node{'s' * (nodes != 1)} · seed {result.seed}"
