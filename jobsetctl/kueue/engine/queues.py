@@ -455,10 +455,17 @@ class QueueManager:
                 if ok is None:
                     labels = self.namespace_labels(info.namespace)
                     ok = eligible[info.namespace] = labels is not None and selector is not None and selector.matches(labels)
-                if not ok or not backoff_expired(info) or key in active:
+                if not ok or key in active:
+                    continue
+                backoff = info._backoff  # backoff_expired's cached state, read inline
+                if backoff is None or (not backoff[0] and backoff[1] is not None):
+                    if not backoff_expired(info):
+                        continue
+                elif backoff[0]:
                     continue
                 del inadmissible[key]
-                entry = (*sort_key(info), next(seq), key)
+                order = info._order_key
+                entry = (*(sort_key(info) if order is None else order), next(seq), key)
                 active[key] = entry
                 infos[key] = info
                 if info.scheduling_hash:
