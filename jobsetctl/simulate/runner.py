@@ -10,7 +10,7 @@ stops at ``until`` when one is given; otherwise when nothing is left to happen, 
 * nothing has been written for :data:`QUIET_WINDOW` of virtual time, no submission or action is pending,
   and no pod is running or terminating (what is left are scheduler retries of pods that cannot fit); or
 * :data:`DEFAULT_HORIZON` after the last submission or action (something runs forever: give ``--until``);
-* or, whatever ``until`` says, once the run has recorded :data:`~jobsetctl.simulate.limits.MAX_EVENTS`
+* or, whatever ``until`` says, once the run has recorded :func:`~jobsetctl.simulate.limits.event_limit`
   events (``stopReason: limit``): a JobSet restarting every second would otherwise take hours to
   simulate a month. The run ends where it stopped, not at ``until``.
 
@@ -34,6 +34,7 @@ from typing import Any
 from jobsetctl.diagnostics import Diagnostic
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.fakecluster.events import KubeEvent, SimEvent
+from jobsetctl.gctune import paused
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
@@ -107,6 +108,8 @@ class SimulationResult:
     group_records: Any = None
     #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
     invariant_checks: int | None = None
+    #: The number of timeline events at which the run would have stopped (``stopReason: limit``).
+    event_limit: int = limits.MAX_EVENTS
 
     @property
     def rejected(self) -> int:
@@ -164,6 +167,7 @@ class IdleDetector:
     last_progress: float = 0.0
     busy_checked_at: int = -1
     busy: bool = True
+    event_limit: int = limits.MAX_EVENTS
 
     def user_timer_fired(self) -> None:
         """A submission or action happened: that is progress, even if it wrote nothing."""
@@ -171,7 +175,7 @@ class IdleDetector:
         self.last_progress = self.cluster.clock.now
 
     def step(self) -> None:
-        if len(self.cluster.recorder.events) > limits.MAX_EVENTS:
+        if len(self.cluster.recorder.events) > self.event_limit:
             raise EventLimit
         now = self.cluster.clock.now
         if self.ledger.writes != self.last_writes:
@@ -208,6 +212,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     _create_nodes(cluster, ledger, inputs)
     _install_runtimes(cluster, inputs)
     progress = IdleDetector(cluster, ledger)
+    progress.event_limit = limits.event_limit(limits.objects_total(inputs.all_records()))
     rejections: list[Diagnostic] = []
     last_user_time = 0.0
 
@@ -230,7 +235,9 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     until = the_plan.until
     stop_reason = "until"
     try:
-        cluster.manager.run(until if until is not None else last_user_time + DEFAULT_HORIZON, on_step=progress.step)
+        with paused():
+            cluster.manager.run(until if until is not None else last_user_time + DEFAULT_HORIZON,
+                                on_step=progress.step)
         if until is None:
             stop_reason = "done" if cluster.clock.next_time() is None else "horizon"
     except Idle:
@@ -266,6 +273,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
+        event_limit=progress.event_limit,
     )
 
 

@@ -16,7 +16,6 @@ from rich.text import Text
 from jobsetctl.fakecluster.events import KubeEvent, SimEvent
 from jobsetctl.kube.duration import format_duration
 from jobsetctl.simulate.gantt import LEGEND, axis_line, row_cells
-from jobsetctl.simulate.limits import MAX_EVENTS
 from jobsetctl.simulate.runner import SimulationResult
 from jobsetctl.simulate.summary import Summary, WorkloadStats
 from jobsetctl.simulate.timeline import Row, Timeline
@@ -68,7 +67,7 @@ def _header(console: Console, result: SimulationResult) -> None:
     nodes = len(result.ledger.nodes)
     stop = {"until": "until", "done": "nothing left to happen", "idle": "only retries left",
             "horizon": "default horizon reached; give --until",
-            "limit": f"stopped after {MAX_EVENTS:,} events, the limit; give an earlier --until"}[result.stop_reason]
+            "limit": f"stopped after {result.event_limit:,} events, the limit; give an earlier --until"}[result.stop_reason]
     console.print(Text.assemble(
         ("Scenario ", "bold"), (result.name, "bold cyan"),
         f" · Kubernetes {result.version.value} · {nodes} node{'s' * (nodes != 1)} · seed {result.seed}"
