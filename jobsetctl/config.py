@@ -59,22 +59,9 @@ def load_config(explicit: str | None, start: str = ".") -> Config:
     path = explicit if explicit is not None else find_config(start)
     if path is None:
         return Config()
-    from jobsetctl.loader.yamlload import PosScalar, load_documents
+    from jobsetctl.loader.yamlload import PosScalar, load_settings
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read configuration: {(exc.strerror or str(exc)).lower()}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: configuration is not UTF-8 text") from None
-    documents, problems = load_documents(text, path)
-    # Problems inside a document (a duplicate key, a language tag) count too: `strict: yes` then
-    # `strict: no` must not pass in silence.
-    problems = problems + [p for d in documents for p in d.problems]
-    if problems:
-        p = min(problems, key=lambda p: (p.line, p.column))
-        raise UsageError(f"{path}:{p.line + 1}:{p.column + 1}: {p.message}")
+    documents = load_settings(path, f"{path}: ", "cannot read configuration: ", "configuration is not UTF-8 text")
     data: Any = documents[0].value if documents else {}
     if data is None:
         data = {}

@@ -1,16 +1,26 @@
-"""What ``validate`` knows about the cluster beyond its inputs: the context, and the cluster it cannot see.
+"""What jobsetctl knows about the cluster beyond its inputs: the context, and the cluster it cannot see. One
+mechanism for ``validate``, ``render`` and ``simulate``.
 
 The context: files whose objects references resolve against but which are not reported (``--context PATH``,
 ``context:`` in ``.jobsetctl.yaml``). pre-commit passes only the changed files, so a TrainJob edited alone
 would miss its TrainingRuntime in an unchanged file; run as the hook (``--pre-commit``) without a context
 given, every manifest tracked in the git repository is the context (:func:`repository_manifests`).
+``render`` and ``simulate`` create the context's cluster objects (:data:`CLUSTER_KINDS`: namespaces,
+PriorityClasses, Kueue's queues and flavors, runtimes) in their fake cluster before the inputs, unprinted
+(:meth:`ContextFiles.cluster_objects`, :func:`install`); a workload in the context is looked up, never run.
 
-The unseen cluster: ``validate`` stands for a dry-run create in a cluster it cannot see. An object a
-reference names that is in neither the inputs nor the context may still be there, if it is cluster-scoped
-(a PriorityClass, a ClusterTrainingRuntime, a Kueue ClusterQueue): such a finding is a warning with a hint,
-not an error, unless ``--strict`` (:func:`soften_unresolved`). Namespaced objects (a TrainingRuntime, a
-LocalQueue) usually live next to what uses them, so their absence stays an error. ``render`` and
-``simulate`` run a fake cluster that holds nothing else: for them a missing object is missing.
+The unseen cluster: the inputs go to a cluster jobsetctl cannot see. An object a reference names that is in
+neither the inputs nor the context may still be there, if it is cluster-scoped (a PriorityClass, a
+ClusterTrainingRuntime, a Kueue ClusterQueue) or one administrators create in the users' namespaces (a Kueue
+LocalQueue, :data:`ADMINISTERED`): such a finding is a warning with a hint, not an error, unless ``--strict``
+(:func:`soften_unresolved`). Other namespaced objects (a TrainingRuntime) usually live next to what uses them,
+so their absence stays an error. ``render`` and ``simulate`` go on to create what the inputs lead to in a
+fake cluster that holds only the inputs and the context, so for them the rule has one more condition: the
+finding must be one of a rule whose objects are all created and then wait (``Rule.waits``: a Kueue Workload
+pending for its LocalQueue, Kueue's own behaviour); where the missing object refuses a creation (the
+Priority admission plugin refuses pods of a PriorityClass it does not know, the Trainer webhook a TrainJob
+of a runtime it does not know, Kueue creates no Workload for a WorkloadPriorityClass it does not know),
+what they would show is not what the cluster does, and the error stays, with the same hint.
 
 Generic by construction: any check that reports a reference it could not resolve passes
 ``unresolved=(group, kind, name)`` to ``Rule.finding``; scope comes from
@@ -25,16 +35,40 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.diagnostics import Finding, Severity
-from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped
+from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key, stored_key
 from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
 from jobsetctl.loader.sources import MANIFEST_SUFFIXES, Source, discover, read_text
 from jobsetctl.status import UsageError
 
+if TYPE_CHECKING:
+    from jobsetctl.fakecluster.apiserver import APIServer
+
 #: How long ``git ls-files`` may take before the hook goes on without the repository's manifests.
 GIT_TIMEOUT_SECONDS = 30
+
+KUEUE = "kueue.x-k8s.io"
+#: What a cluster holds before any workload arrives and the inputs' references resolve against, in the order
+#: it is created: what ``render`` and ``simulate`` create from the context, and what ``render`` submits of the
+#: inputs first. The Priority admission plugin resolves ``priorityClassName`` at create time; Kueue's objects
+#: come before the jobs, since its webhooks default a job's LocalQueue and WorkloadPriorityClass from them and
+#: its reconciler reads priorities when it builds a Workload; the TrainJob webhook and controller resolve
+#: ``runtimeRef``.
+CLUSTER_KINDS: tuple[tuple[str, str], ...] = (
+    ("", "Namespace"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    (KUEUE, "ResourceFlavor"),
+    (KUEUE, "Topology"),
+    (KUEUE, "AdmissionCheck"),
+    (KUEUE, "Cohort"),
+    (KUEUE, "ClusterQueue"),
+    (KUEUE, "LocalQueue"),
+    (KUEUE, "WorkloadPriorityClass"),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+    ("trainer.kubeflow.org", "TrainingRuntime"),
+)
 
 
 def repository_manifests(start: str = ".") -> list[str]:
@@ -86,6 +120,8 @@ class ContextFiles:
                 self._by_kind.setdefault(kind, []).append(number)
         #: Bumped whenever a file is loaded, so that merged listings know they are stale.
         self.generation = 0
+        #: The objects of :data:`CLUSTER_KINDS` admission accepted, as it left them, in load order.
+        self._accepted: list[Object] = []
 
     @classmethod
     def discover(
@@ -118,7 +154,20 @@ class ContextFiles:
         for record in load_file(self._sources[number], skip_templates=True).records:
             result = admit(record.obj, self.ctx)
             self.index.add(result.obj if result.obj is not None else record.obj)
+            if result.obj is not None and object_key(result.obj)[:2] in _CLUSTER_RANK:
+                self._accepted.append(result.obj)
         self.generation += 1
+
+    def cluster_objects(self) -> list[Object]:
+        """The context's objects of :data:`CLUSTER_KINDS` that admission accepts, in creation order (by kind,
+        then as read): what ``render`` and ``simulate`` create before the inputs. Reads every file that may
+        hold one."""
+        for _, kind in CLUSTER_KINDS:
+            self.candidates(kind)
+        return sorted(self._accepted, key=lambda obj: _CLUSTER_RANK[object_key(obj)[:2]])
+
+
+_CLUSTER_RANK = {kind: rank for rank, kind in enumerate(CLUSTER_KINDS)}
 
 
 class ClusterIndex(ObjectIndex):
@@ -132,6 +181,13 @@ class ClusterIndex(ObjectIndex):
         self.defaults = defaults if defaults is not None else ObjectIndex()
         self._generation = 0
         self._merged: dict[tuple[str, str], tuple[int, builtins.list[Object]]] = {}
+        #: Objects of files that stand for the cluster, not the inputs (``--runtimes``), as admission left them.
+        self.installed: builtins.list[Object] = []
+
+    def cluster_objects(self) -> builtins.list[Object]:
+        """What the cluster holds before the inputs arrive: the ``--runtimes`` files' objects, then the
+        context's (:meth:`ContextFiles.cluster_objects`)."""
+        return [*self.installed, *(self.context.cluster_objects() if self.context is not None else ())]
 
     def add(self, obj: Object) -> None:
         super().add(obj)
@@ -215,15 +271,29 @@ def _edits(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def soften_unresolved(finding: Finding, cluster: ClusterView, *, unseen_cluster: bool, strict: bool) -> Finding:
-    """An error that only says a cluster-scoped object is missing becomes a warning with a hint when the
-    cluster may hold it (``validate``), unless ``strict``; or unless the name is a slip of one that is known
-    (``did you mean``): then the cluster most likely does not hold it either."""
+#: Namespaced kinds that, like cluster-scoped ones, the cluster's administrators create, not the users whose
+#: manifests refer to them: Kueue's LocalQueue (Kueue's "Administer cluster quotas" task, step 3, is the batch
+#: administrator's), so a job's queue is rarely in the job's repository.
+ADMINISTERED = frozenset({("kueue.x-k8s.io", "LocalQueue")})
+
+
+def soften_unresolved(finding: Finding, cluster: ClusterView, *, unseen_cluster: bool, strict: bool,
+                      creates: bool = False, has_strict: bool = True) -> Finding:
+    """An error that only says a cluster-scoped (or :data:`ADMINISTERED`) object is missing becomes a warning with
+    a hint when the cluster may hold it (``unseen_cluster``), unless ``strict``; or unless the name is a slip of
+    one that is known (``did you mean``): then the cluster most likely does not hold it either.
+
+    ``creates``: the command goes on to create what the inputs lead to in a fake cluster of the inputs and the
+    context (``render``, ``simulate``). Only a finding of a rule that :attr:`~jobsetctl.rules.interface.Rule.waits`
+    is softened there; any other stays an error (its creation is refused there, and would not be in a cluster
+    that holds the object), with the hint that says where to put the object. ``has_strict``: the command has a
+    ``--strict`` (simulate has none), which the hint names."""
     missing = finding.unresolved
     if missing is None or not unseen_cluster or strict or finding.effective_severity is not Severity.ERROR:
         return finding
     group, kind, name = missing
-    if not is_cluster_scoped(group, kind):
+    cluster_scoped = is_cluster_scoped(group, kind)
+    if not cluster_scoped and (group, kind) not in ADMINISTERED:
         return finding
     names = (_name(obj) for obj in cluster.list(group, kind))
     close = did_you_mean(name, (n for n in names if n))
@@ -232,10 +302,39 @@ def soften_unresolved(finding: Finding, cluster: ClusterView, *, unseen_cluster:
             return finding
         suggestion = "did you mean " + " or ".join(f'"{c}"' for c in close) + "?"
         return dataclasses.replace(finding, hint=f"{suggestion} {finding.hint}" if finding.hint else suggestion)
+    scope = "cluster-scoped" if cluster_scoped else "created by the cluster's administrators"
+    soften = not creates or finding.rule.waits
     advice = (
-        f'{kind} "{name}" is cluster-scoped and in neither the inputs nor the context: the cluster may hold it. '
-        "Add the file that defines it to the context (--context PATH, or context: in .jobsetctl.yaml); "
-        "--strict makes this an error"
+        f'{kind} "{name}" is {scope} and in neither the inputs nor the context: the cluster may hold it'
+        + ("" if soften else ", but here what needs it is refused")
+        + ". Add the file that defines it to the context (--context PATH, or context: in .jobsetctl.yaml)"
+        + ("; --strict makes this an error" if soften and has_strict else "")
     )
+    if finding.hint and advice in finding.hint:
+        return finding  # softened once already (the same finding passes here twice)
     hint = f"{finding.hint}; {advice}" if finding.hint else advice
+    if not soften:
+        return dataclasses.replace(finding, hint=hint)
     return dataclasses.replace(finding, severity=Severity.WARNING, hint=hint)
+
+
+def install(api: APIServer, inputs: Sequence[Object], installed: Sequence[Object]) -> None:
+    """Before the inputs of ``render`` or ``simulate``, what the cluster already holds, each unless an input
+    defines the same object (an input is what the user is about to apply): ``installed`` (the context's
+    cluster objects, ``--runtimes`` files; admitted already), then, when a TrainJob is among the inputs, the
+    ClusterTrainingRuntimes Kubeflow Trainer ships (trainer.md §4), which ``validate`` resolves ``runtimeRef``
+    against too, unless the context has its own of that name. Not through admission again: nothing here is
+    a submission."""
+    from jobsetctl.kube.jsontree import copy_tree
+    from jobsetctl.trainer.catalog import builtin_runtimes
+
+    namespace = api.default_namespace
+    taken = {stored_key(obj, namespace) for obj in inputs}
+    fresh = [copy_tree(obj) for obj in installed]
+    if any(obj.get("kind") == "TrainJob" for obj in inputs):
+        fresh.extend(builtin_runtimes())  # fresh copies already
+    for obj in fresh:
+        key = stored_key(obj, namespace)
+        if key not in taken:
+            taken.add(key)
+            api.create(obj, skip_admission=True)

@@ -17,8 +17,10 @@ Modes (``--gang``):
   controller creates one PodGroup per Job from that template of the Workload whose ``controllerRef``
   is the JobSet (scheduling.md §1.5, §1.9). The Job controller names that PodGroup after the Workload
   and the template (``computePodGroupName``, job_scheduling_manager.go), so the replicas' Jobs of one
-  replicated job collide: only one gets its PodGroup. ``describe`` says so; a replicated job with one
-  replica is the case that works.
+  replicated job would collide: only the first would get its PodGroup, the others would never create
+  pods. A generator does not knowingly emit what never runs: a replicated job with more than one
+  replica is a usage error in this mode (:func:`_check_one_job_per_template`), naming the ways that work
+  (``--gang replicatedjob``, or ``replicas: 1``).
 
 ``minCount`` counts the pods that exist at once: ``min(parallelism, completions)`` per Job (API
 defaults: parallelism 1, completions = parallelism), times the Jobs in the gang.
@@ -208,8 +210,6 @@ class LeafGroup:
     #: the group (of one Job in ``job`` mode) that can exist before any is scheduled, and the topology key.
     up_front: int | None = None
     exclusive: str | None = None
-    #: ``job`` mode: how many Jobs (the replicas) share the template.
-    jobs: int = 1
 
 
 @dataclass(slots=True)
@@ -295,6 +295,8 @@ def plan_for(js: dict[str, Any], options: GangOptions, version: KubeVersion) -> 
     _check_unwired(name, rjobs)
     counted = [(rjob, jsapi.replicas(rjob), pods_per_job(jsapi.job_spec(rjob))) for rjob in rjobs]
     grouped = [(rjob, replicas, per_job) for rjob, replicas, per_job in counted if replicas > 0 and per_job > 0]
+    if options.mode is GangMode.JOB:
+        _check_one_job_per_template(name, [(rjob, replicas) for rjob, replicas, _ in grouped])
     keys = list(options.topology)
     leaf_key = keys[-1] if keys else None
     taken = {jsapi.rjob_name(rjob) for rjob in rjobs}
@@ -319,8 +321,7 @@ def plan_for(js: dict[str, Any], options: GangOptions, version: KubeVersion) -> 
             priority = _shared_priority(name, [rjob], options, version, f"replicated job {rjob_name}")
             leaves.append(_with_leaders(LeafGroup(
                 rjob_name, None if per_job_mode else f"{name}-{rjob_name}",
-                per_job if per_job_mode else replicas * per_job, leaf_key, priority, [rjob_name],
-                jobs=replicas if per_job_mode else 1),
+                per_job if per_job_mode else replicas * per_job, leaf_key, priority, [rjob_name]),
                 js, [(rjob, replicas, per_job)], per_job_mode))
         if not leaves:
             raise UsageError(f"JobSet {name} has no pods to gang (replicas x min(parallelism, completions) is 0)")
@@ -385,6 +386,23 @@ def deadlock_warning(plan: GangPlan) -> str | None:
             f"{stuck[0].exclusive}), whose followers are created only once their Job's leader is scheduled: "
             f"{groups}, so none of its pods is ever scheduled (gang-exclusive-placement-deadlock); drop the annotation"
             + (" and place the gang with --topology instead" if plan.version.minor >= 36 else ""))
+
+
+def _check_one_job_per_template(js_name: str, rjobs: list[tuple[dict[str, Any], int]]) -> None:
+    """``--gang job``: every replicated job must make one Job. The Job controller names the PodGroup it creates
+    for a delegated Job after the Workload and the template only (``computePodGroupName(workloadName,
+    templateName)``, pkg/controller/job/job_scheduling_manager.go), so a second Job of the same template asks
+    for the same PodGroup: only the first Job gets one, the others never create pods. ``rjobs``: the
+    replicated jobs that get a group, with their replicas."""
+    for rjob, replicas in rjobs:
+        if replicas > 1:
+            rjob_name = jsapi.rjob_name(rjob)
+            raise UsageError(
+                f"--gang job: JobSet {js_name}, replicated job {rjob_name} has {replicas} replicas, and the Job "
+                f"controller names each Job's PodGroup after the Workload and the template alone "
+                f"(computePodGroupName, KEP-5547), so its {replicas} Jobs would claim one PodGroup: only the first "
+                f"would ever create pods; gang each replicated job with --gang replicatedjob, or give {rjob_name} "
+                f"replicas: 1")
 
 
 def _check_unwired(js_name: str, rjobs: list[dict[str, Any]]) -> None:
@@ -571,10 +589,7 @@ def describe(plan: GangPlan) -> str:
     for leaf in plan.leaves:
         where = f", {leaf.topology}" if leaf.topology else ""
         if leaf.object_name is None:
-            shared = (f"; its {leaf.jobs} Jobs collide: the Job controller names a delegated PodGroup after the "
-                      f"Workload and the template (computePodGroupName), so only one of them gets its PodGroup "
-                      f"and the others create no pods" if leaf.jobs > 1 else "")
-            parts.append(f"template {leaf.template} (one PodGroup per Job, minCount {leaf.min_count}{where}{shared})")
+            parts.append(f"template {leaf.template} (one PodGroup per Job, minCount {leaf.min_count}{where})")
         else:
             parts.append(f"PodGroup {leaf.object_name} (minCount {leaf.min_count}{where})")
     return f"JobSet {plan.jobset_name}: " + ", ".join(parts)

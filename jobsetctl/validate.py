@@ -39,11 +39,13 @@ from jobsetctl.kinds.index import ObjectIndex, is_cluster_scoped, object_key
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
+from jobsetctl.kueue.config import SHIPPED, KueueConfiguration
 from jobsetctl.loader.objects import ObjectRecord, load_file
 from jobsetctl.loader.sources import Source, discover
 from jobsetctl.loader.yamlload import Document
 from jobsetctl.rules import core, get
 from jobsetctl.status import UsageError
+from jobsetctl.trainer.webhook_expansion import one_run
 
 #: Per-object opt-out annotation: a comma-separated list of rule ids (or "all").
 IGNORE_ANNOTATION = "jobsetctl.dev/ignore"
@@ -65,14 +67,20 @@ class ValidateOptions:
     old: str | None = None
     #: Worker processes for phase A: 0 = one per core when the input is large, 1 = never.
     jobs: int = 0
+    #: Kueue's configuration (``--kueue-config``): Kueue's webhooks and checks run with it. The default is
+    #: the configuration Kueue's release manifests ship; None models a cluster without Kueue.
+    kueue: KueueConfiguration | None = SHIPPED
     #: Files and directories whose objects references resolve against, never reported (jobsetctl.context).
     context: Sequence[str] = ()
     #: Run as the pre-commit hook: Helm templates are passed over with a note, and without ``context`` the
     #: repository's manifests are the context.
     pre_commit: bool = False
-    #: The inputs go to a cluster jobsetctl cannot see (the validate command): a missing cluster-scoped object
-    #: a reference names may be there, a warning unless ``strict``. render's fake cluster holds nothing else.
+    #: The inputs go to a cluster jobsetctl cannot see (validate, render): a missing cluster-scoped object a
+    #: reference names may be there, a warning unless ``strict`` (:func:`jobsetctl.context.soften_unresolved`).
     unseen_cluster: bool = False
+    #: The command goes on to create what the inputs lead to (render): only a missing object that refuses no
+    #: creation is softened.
+    creates: bool = False
     #: Only what the API server answers (``kubectl apply --dry-run=server``): no consequences, no lints.
     admission_only: bool = False
 
@@ -102,7 +110,8 @@ class Outcome:
 
     report: Report
     checked: list[Checked] = field(default_factory=list)
-    context: ObjectIndex = field(default_factory=ObjectIndex)
+    #: What lookups saw besides the inputs (render creates its cluster objects: ``cluster_objects()``).
+    context: ClusterIndex = field(default_factory=ClusterIndex)
 
 
 @dataclass(slots=True)
@@ -121,7 +130,7 @@ def check(options: ValidateOptions) -> Outcome:
     """Validate the inputs and return the report with the admitted objects."""
     if not options.paths:
         raise UsageError("no input: give files, directories, or - for standard input")
-    ctx = AdmissionContext(options.version, options.effective_gates)
+    ctx = AdmissionContext(options.version, options.effective_gates, kueue=options.kueue)
     _load_crds(options.crds)
     sources, source_problems = discover(list(options.paths))
     diagnostics: list[Diagnostic] = []
@@ -136,13 +145,21 @@ def check(options: ValidateOptions) -> Outcome:
         diagnostics.extend(result.diagnostics)
         checked.extend(result.checked)
 
+    with one_run():  # a TrainJob's runtime checks once for its webhook, its consequences and the lints
+        return _phase_b(options, ctx, sources, diagnostics, old_objects, checked)
+
+
+def _phase_b(options: ValidateOptions, ctx: AdmissionContext, sources: list[Source], diagnostics: list[Diagnostic],
+             old_objects: dict[ObjectKey, dict[str, Any]], checked: list[Checked]) -> Outcome:
+    """Everything that looks up other objects, then the report (see the module docstring)."""
     context = _context_index(checked, options, ctx, sources)
-    cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context)
+    cluster_ctx = AdmissionContext(options.version, ctx.gates, cluster=context, kueue=options.kueue)
     late: list[tuple[Checked, Finding]] = []
 
     def soften(finding: Finding) -> Finding:
         # Before the errors are noted: a warning about an object the cluster may hold refuses nothing.
-        return soften_unresolved(finding, context, unseen_cluster=options.unseen_cluster, strict=options.strict)
+        return soften_unresolved(finding, context, unseen_cluster=options.unseen_cluster, strict=options.strict,
+                                 creates=options.creates)
 
     for item in checked:
         old = old_objects.get(_namespaced_key(item.record.obj, ctx)) if old_objects else None
@@ -228,6 +245,10 @@ def _scenario(record: ObjectRecord, ctx: AdmissionContext, ignore: frozenset[str
     if not is_scenario(record.obj):
         return None
     scenario, found = parse_scenario(record)
+    if scenario is not None:
+        from jobsetctl.simulate.settings import settings_problems
+
+        found = [*found, *settings_problems(scenario)]  # an unknown release or gate, as simulate reports it
     diagnostics = [d for d in found if not _ignored_rule(d.rule, ignore)]
     inline = [r for submission in scenario.submissions for r in submission.records] if scenario is not None else []
     inline_ctx = _scenario_context(scenario, inline, ctx) if inline else None
@@ -244,7 +265,7 @@ def _scenario_context(scenario: Any, inline: list[ObjectRecord], ctx: AdmissionC
     """The release and gates simulate runs a Scenario's objects with: its ``kubernetesVersion`` (validate
     cannot tell a default ``--kubernetes-version`` from one given; the Scenario's wins here), its
     ``featureGates`` under the command line's, and the gates the objects use turned on. None when the
-    Scenario names a release or gate that does not exist: simulate refuses it as a usage error."""
+    Scenario names a release or gate that does not exist (reported as ``scenario-invalid-value``)."""
     from jobsetctl.kube.versions import KubeVersion
     from jobsetctl.simulate.gates import needed_gates, turned_on
 
@@ -410,24 +431,30 @@ def _admit_record(
     return admit(record.obj, ctx)
 
 
-def lint_records(records: Sequence[ObjectRecord], ctx: AdmissionContext) -> list[Diagnostic]:
-    """The lint findings validate would report for these objects (``simulate`` shows them before its run):
-    each admitted without a cluster view, then every lint over the admitted ones with the inputs and the
-    built-in runtimes to look up. Admission's own findings are left out (the run reports refusals)."""
+def lint_records(records: Sequence[ObjectRecord], ctx: AdmissionContext,
+                 context: ContextFiles | None = None) -> list[Diagnostic]:
+    """What validate would warn about these objects before ``simulate`` runs them: each admitted without a
+    cluster view, then, looked up among the inputs, the ``context`` and the built-in runtimes, every lint, and
+    the Kueue references whose absence only makes a workload wait (``Rule.waits``: a LocalQueue, a
+    ClusterQueue, a flavor; a warning with its hint, as render reports it: :mod:`jobsetctl.context`).
+    Admission's own findings and the other consequences are left out: the run shows what is refused."""
+    from jobsetctl.kueue.references import check_kueue_references
     from jobsetctl.lint import run_lints
     from jobsetctl.trainer.catalog import builtin_runtimes
 
-    index = ObjectIndex()
+    index = ClusterIndex(context, ObjectIndex(builtin_runtimes()))
     admitted: list[tuple[ObjectRecord, dict[str, Any], bool]] = []
     for record in records:
         result = admit(record.obj, ctx)
         if result.obj is not None and result.typed:
             admitted.append((record, result.obj, False))
             index.add(result.obj)
-    for obj in builtin_runtimes():
-        index.add_missing(obj)
-    cluster_ctx = AdmissionContext(ctx.version, ctx.gates, cluster=index)
-    diagnostics = [record.diagnostic(finding) for record, finding in run_lints(admitted, cluster_ctx)
+    cluster_ctx = AdmissionContext(ctx.version, ctx.gates, cluster=index, kueue=ctx.kueue)
+    waits = [(record, soften_unresolved(finding, index, unseen_cluster=True, strict=False, creates=True,
+                                        has_strict=False))
+             for record, finding in check_kueue_references([(r, o) for r, o, _ in admitted], cluster_ctx)
+             if finding.rule.waits]
+    diagnostics = [record.diagnostic(finding) for record, finding in [*waits, *run_lints(admitted, cluster_ctx)]
                    if not _ignored(record.obj, finding, frozenset())]
     return sorted(diagnostics, key=Diagnostic.sort_key)
 
@@ -463,7 +490,7 @@ def _load_crds(paths: Sequence[str]) -> None:
 
 def _context_index(
     checked: list[Checked], options: ValidateOptions, ctx: AdmissionContext, sources: list[Source]
-) -> ObjectIndex:
+) -> ClusterIndex:
     """What lookups see: the inputs as admission left them, ``--runtimes`` files, the context (files read as
     lookups need them), then the built-in catalog (:class:`jobsetctl.context.ClusterIndex`)."""
     from jobsetctl.trainer.catalog import builtin_runtimes
@@ -475,12 +502,16 @@ def _context_index(
     index = ClusterIndex(files, ObjectIndex(builtin_runtimes()))
     for item in checked:
         index.add(item.result.obj if item.result.obj is not None else item.record.obj)
-    for obj in _runtime_files(options.runtimes, ctx):
+    for obj, accepted in _runtime_files(options.runtimes, ctx):
         index.add_missing(obj)
+        if accepted:
+            index.installed.append(obj)
     return index
 
 
-def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[dict[str, Any]]:
+def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Each object of the ``--runtimes`` files as admission left it (as written when refused), and whether it
+    was accepted."""
     if not paths:
         return
     sources, problems = discover(list(paths))
@@ -496,7 +527,7 @@ def _runtime_files(paths: Sequence[str], ctx: AdmissionContext) -> Iterator[dict
             raise UsageError(f"--runtimes: {first.file}:{first.line}:{first.column}: {first.message}")
         for record in loaded.records:
             result = admit(record.obj, ctx)
-            yield result.obj if result.obj is not None else record.obj
+            yield (record.obj, False) if result.obj is None else (result.obj, True)
 
 
 def _cross_object(
@@ -509,6 +540,9 @@ def _cross_object(
     yield from check_references(admitted, ctx)
     if options.admission_only:
         return
+    from jobsetctl.kueue.references import check_kueue_references
+
+    yield from check_kueue_references(admitted, ctx)
     yield from run_lints([
         (c.record, c.result.obj, c.linted_locally) for c in checked if c.result.obj is not None and c.result.typed
     ], ctx)

@@ -18,14 +18,23 @@ What the spec predicts:
   no ``initializer`` volumeMount (trainer.md §3.16 #8, rejected by J3 of §2.4). The shipped runtimes are
   accepted.
 * Other kinds (RBAC, an Argo Workflow, Prometheus objects, the kind cluster config, a
-  ResourceClaimTemplate, a Kueue ClusterQueue/LocalQueue) are passed over with an ``unknown-kind`` note
-  each and no error (shared/upstream/README.md).
+  ResourceClaimTemplate) are passed over with an ``unknown-kind`` note each and no error
+  (shared/upstream/README.md). Kueue's kinds are checked (scheduling.md §2.1): the tpu-multislice
+  ResourceFlavor, ClusterQueue and LocalQueue are accepted.
 * Example files of one directory that reuse an object name (``js`` in ``failure-policy/`` and
   ``in-place-restart/``, the TrainJob ``lammps-flux`` in ``flux/``) define it twice in the directory as
   one input: ``duplicate-object``, a warning on the later file (``kubectl create`` refuses it, ``apply``
   keeps the last).
 * None of this depends on the Kubernetes release for the JobSet and Trainer examples: the same on 1.35,
   1.36 and 1.37.
+* Kueue examples (scheduling.md §2): every Kueue object, at either served version, is admitted, except
+  ``admin/minimal-cq.yaml``, which Kueue's ClusterQueue webhook at the snapshot refuses (its onFlavors
+  names a flavor the queue does not have); the kinds jobsetctl does not model are passed over; setup files
+  of one directory that define the same queues are alternatives, so the directory defines them twice
+  (``duplicate-object``). After admission (the consequence layer): the ``jobs/`` examples, validated alone,
+  name a LocalQueue no file of their directory defines; with the administrator's setup they name as
+  context, the three TAS JobSets find no TAS flavor behind it. The Trainer's Kueue example names a
+  LocalQueue its comment says must exist in the cluster.
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ WAS = JOBSET_EXAMPLES / "workload-aware-scheduling"
 TRAINER = UPSTREAM / "trainer"
 
 Found = tuple[tuple[str, str], ...]
+Layered = tuple[tuple[str, str, str], ...]
 CLEAN: Found = ()
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -88,8 +98,11 @@ DEFAULT: dict[str, Expected] = {
     "jobset/examples/prometheus-operator/prometheus.yaml": Expected(passed_over(5), README),
     "jobset/examples/startup-policy/startup-driver-ready.yaml": Expected(
         ((INFO, "jobset-startup-in-order"),), "jobset.md §1.2: startupPolicy is deprecated in favour of dependsOn"),
-    "jobset/examples/tpu-multislice/kueue-config.yaml": Expected(passed_over(3), README),
     "trainer/examples/flux/lammps-train-job.yaml": Expected((DUPLICATE,), REDEFINES),
+    # The example's own comment: "A LocalQueue named training-queue in the target namespace" is a prerequisite
+    # in the cluster. Validated alone (no unseen cluster here), its Workload would wait: a consequence error.
+    "trainer/examples/yaml/03-kueue-integration.yaml": Expected(
+        ((ERROR, "kueue-local-queue-missing"),), "scheduling.md §2.1: the TrainJob's LocalQueue is not among the inputs"),
     "trainer/examples/yaml/05-multi-step.yaml": Expected(
         ((ERROR, "trainjob-initializer-volume-mount-missing"),),
         "trainer.md §3.16 #8, §2.4 J3: the dataset-initializer container has no initializer volumeMount"),
@@ -254,7 +267,120 @@ def test_workload_aware_scheduling_examples_are_all_1_36_shapes() -> None:
     assert kinds == Counter({"Workload": 5, "PodGroup": 5})
 
 
+# --- Kueue examples ---------------------------------------------------------------------------------
+
+KUEUE_EXAMPLES = UPSTREAM / "kueue" / "examples"
+KUEUE_FILES = _files(KUEUE_EXAMPLES)
+KUEUE_README = "shared/upstream/README.md: a kind jobsetctl does not model (a Pod, a kind cluster config, a ProvisioningRequestConfig)"
+ADMIN = "kueue/examples/admin/"
+TAS = "kueue/examples/tas/"
+
+
+def _redefines(count: int) -> Found:
+    return (DUPLICATE,) * count
+
+
+#: Kueue example files whose result is not CLEAN (each directory validated as one input, default options).
+#: scheduling.md §2.1: every Kueue object upstream accepts is accepted; what remains are the kinds we pass
+#: over, and objects several setup files of one directory define (they are alternatives, applied one at a time).
+KUEUE_DEFAULT: dict[str, Expected] = {
+    "kueue/examples/sample-admission-check.yaml": Expected(passed_over(1), KUEUE_README),
+    "kueue/examples/pods-kueue/kueue-pod-group.yaml": Expected(passed_over(2), KUEUE_README),
+    "kueue/examples/pods-kueue/kueue-pod.yaml": Expected(passed_over(1), KUEUE_README),
+    "kueue/examples/provisioning/provisioning-setup.yaml": Expected(passed_over(1), KUEUE_README),
+    "kueue/examples/tas/kind-cluster.yaml": Expected(passed_over(1), KUEUE_README),
+    # Upstream's own webhook refuses this example at the snapshot: onFlavors names a flavor the queue does not
+    # have (it has no resource groups). clusterqueue_webhook.go validateAdmissionCheckOnFlavors, test case
+    # "admissionCheckStrategy refers to a flavor that is not in quota": the example predates that check.
+    f"{ADMIN}minimal-cq.yaml": Expected(((ERROR, "kueue-admission-check-flavors"),),
+                                        "clusterqueue_webhook.go: onFlavors must name flavors of the queue"),
+}
+
+#: What comes after admission (consequences and lints), per file, for the directory validated alone.
+QUEUE_ELSEWHERE = ("the jobs/ directory has no LocalQueue user-queue: the examples expect the administrator's setup "
+                   "(admin/single-clusterqueue-setup.yaml) applied first; alone, each Workload would wait "
+                   "(workload_controller.go getQueueBlocker, Misconfigured)")
+KUEUE_CONSEQUENCES: dict[str, Expected] = {
+    **{f"kueue/examples/jobs/{name}": Expected(((ERROR, "kueue-local-queue-missing"),), QUEUE_ELSEWHERE)
+       for name in ("sample-job-partial-admission.yaml", "sample-job.yaml", "sample-jobset-tas-combined.yaml",
+                    "sample-jobset-tas-required.yaml", "sample-jobset-tas-sliced.yaml", "sample-jobset.yaml")},
+    # duplicate-object is a lint (issue #13): setup files of one directory are alternatives.
+    f"{ADMIN}resource-flavor-taints.yaml": Expected(_redefines(1), REDEFINES),
+    f"{ADMIN}resource-flavor-tolerations.yaml": Expected(_redefines(1), REDEFINES),
+    f"{ADMIN}shared-quota-setup.yaml": Expected(_redefines(4), REDEFINES),
+    f"{ADMIN}single-clusterqueue-setup.yaml": Expected(_redefines(1), REDEFINES),
+    f"{TAS}sample-queues.yaml": Expected(_redefines(4), REDEFINES),
+}
+#: The jobs/ examples with the setup they name (user-queue) as context: the TAS JobSets request topology
+#: levels, and that setup's only flavor has no Topology (tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS).
+#: No example setup offers a TAS flavor behind a LocalQueue user-queue (tas/ uses tas-user-queue).
+NOT_TAS = "single-clusterqueue-setup.yaml's default-flavor has no topologyName: no flavor serves the TAS request"
+KUEUE_WITH_SETUP: dict[str, Expected] = {
+    f"kueue/examples/jobs/{name}": Expected(((ERROR, "kueue-tas-topology"),), NOT_TAS)
+    for name in ("sample-jobset-tas-combined.yaml", "sample-jobset-tas-required.yaml", "sample-jobset-tas-sliced.yaml")
+}
+AFTER_ADMISSION = ("consequence", "lint")
+
+
+@functools.cache
+def kueue_results(directory: Path, version: str = "1.37", context: tuple[Path, ...] = ()) -> dict[Path, Layered]:
+    """(severity, layer, rule) per file, sorted, for one directory validated as one input."""
+    options = ValidateOptions(paths=[str(p) for p in manifests(directory)], version=KubeVersion.parse(version), jobs=1,
+                              context=[str(p) for p in context])
+    per_file: dict[Path, list[tuple[str, str, str]]] = {path: [] for path in manifests(directory)}
+    for d in check(options).report.diagnostics:
+        per_file[Path(d.file)].append((str(d.severity), str(d.layer), d.rule))
+    return {path: tuple(sorted(found)) for path, found in per_file.items()}
+
+
+def admission_of(found: Layered) -> Found:
+    return tuple((severity, rule) for severity, layer, rule in found if layer not in AFTER_ADMISSION)
+
+
+def consequences_of(found: Layered) -> Found:
+    """What fails later, for an object the API server accepts (a refused object has no later; issue #13)."""
+    if any(severity == ERROR for severity, _ in admission_of(found)):
+        return CLEAN
+    return tuple((severity, rule) for severity, layer, rule in found if layer in AFTER_ADMISSION)
+
+
+@pytest.mark.parametrize("path", KUEUE_FILES, ids=_ids(KUEUE_FILES))
+def test_kueue_example_is_admitted(path: Path) -> None:
+    """The API server's answer (schema, CEL, Kueue's webhooks): upstream accepts every example but one."""
+    expected = KUEUE_DEFAULT.get(str(path.relative_to(UPSTREAM)), Expected(CLEAN, ACCEPTED))
+    assert admission_of(kueue_results(path.parent)[path]) == tuple(sorted(expected.found)), expected.why
+
+
+@pytest.mark.parametrize("path", KUEUE_FILES, ids=_ids(KUEUE_FILES))
+def test_kueue_example_consequences(path: Path) -> None:
+    expected = KUEUE_CONSEQUENCES.get(str(path.relative_to(UPSTREAM)), Expected(CLEAN, ACCEPTED))
+    assert consequences_of(kueue_results(path.parent)[path]) == tuple(sorted(expected.found)), expected.why
+
+
+JOB_EXAMPLES = [p for p in KUEUE_FILES if p.parent.name == "jobs"]
+
+
+@pytest.mark.parametrize("path", JOB_EXAMPLES, ids=_ids(JOB_EXAMPLES))
+def test_kueue_job_example_with_its_setup_as_context(path: Path) -> None:
+    setup = (KUEUE_EXAMPLES / "admin" / "single-clusterqueue-setup.yaml",)
+    found = kueue_results(path.parent, context=setup)[path]
+    expected = KUEUE_WITH_SETUP.get(str(path.relative_to(UPSTREAM)), Expected(CLEAN, ACCEPTED))
+    assert admission_of(found) == CLEAN
+    assert consequences_of(found) == tuple(sorted(expected.found)), expected.why
+
+
+@pytest.mark.parametrize("path", KUEUE_FILES, ids=_ids(KUEUE_FILES))
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_kueue_example_result_does_not_depend_on_the_release(path: Path, version: str) -> None:
+    assert kueue_results(path.parent, version)[path] == kueue_results(path.parent)[path]
+
+
+def test_kueue_table_names_existing_files() -> None:
+    tables = [*KUEUE_DEFAULT, *KUEUE_CONSEQUENCES, *KUEUE_WITH_SETUP]
+    assert [p for p in tables if not (UPSTREAM / p).is_file()] == []
+
+
 def test_every_upstream_manifest_is_covered() -> None:
-    covered = set(JOBSET_FILES) | set(TRAINER_FILES) | set(WAS_FILES)
+    covered = set(JOBSET_FILES) | set(TRAINER_FILES) | set(WAS_FILES) | set(KUEUE_FILES)
     everything = {p for p in UPSTREAM.rglob("*.yaml") if "crd" not in p.relative_to(UPSTREAM).parts}
     assert everything - covered == set()

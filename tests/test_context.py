@@ -57,16 +57,21 @@ def trainjob(name: str = "team-torch", kind: str = "TrainingRuntime") -> str:
     return TRAINJOB.replace("RUNTIME", name).replace("KIND", kind)
 
 
-def cli(args: list[str], cwd: Path | None = None) -> tuple[int, list[dict[str, Any]], str]:
+def command(name: str, args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+    """``jobsetctl <name> <args>`` in-process (in ``cwd``): exit status, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.ExitStack() as stack:
         if cwd is not None:
             stack.enter_context(contextlib.chdir(cwd))
         stack.enter_context(contextlib.redirect_stdout(out))
         stack.enter_context(contextlib.redirect_stderr(err))
-        status = run(["validate", "-o", "json", *args])
-    text = out.getvalue()
-    return status, (json.loads(text)["diagnostics"] if text else []), err.getvalue()
+        status = run([name, *args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def cli(args: list[str], cwd: Path | None = None) -> tuple[int, list[dict[str, Any]], str]:
+    status, text, err = command("validate", ["-o", "json", *args], cwd)
+    return status, (json.loads(text)["diagnostics"] if text else []), err
 
 
 def write(base: Path, files: dict[str, str]) -> None:
@@ -167,10 +172,30 @@ def test_a_missing_cluster_training_runtime_is_a_warning(tmp_path: Path) -> None
     assert 'ClusterTrainingRuntime "platform-torch" is cluster-scoped' in found[0]["hint"]
 
 
-def test_render_keeps_a_missing_object_an_error(tmp_path: Path) -> None:
-    """render's fake cluster holds nothing but the inputs: check() without unseen_cluster."""
-    diagnostics = validate_files(tmp_path, {"t.yaml": trainjob("platform-torch", "ClusterTrainingRuntime")})
+def test_a_check_that_creates_softens_only_what_waits(tmp_path: Path) -> None:
+    """render's validate (``creates``): a missing ClusterTrainingRuntime makes the Trainer webhook refuse the
+    TrainJob, so it stays an error, with the advice validate gives; a missing LocalQueue only makes the
+    Workload wait (``Rule.waits``), a warning as in validate."""
+    diagnostics = validate_files(tmp_path, {"t.yaml": trainjob("platform-torch", "ClusterTrainingRuntime")},
+                                 unseen_cluster=True, creates=True)
     assert [(d.rule, d.severity) for d in diagnostics] == [("trainjob-runtime-not-found", "error")]
+    assert diagnostics[0].hint is not None and diagnostics[0].hint.endswith(
+        'ClusterTrainingRuntime "platform-torch" is cluster-scoped and in neither the inputs nor the context: the '
+        "cluster may hold it, but here what needs it is refused. Add the file that defines it to the context "
+        "(--context PATH, or context: in .jobsetctl.yaml)")
+    queued = validate_files(tmp_path, {"q.yaml": QUEUED}, unseen_cluster=True, creates=True)
+    assert [(d.rule, d.severity) for d in queued] == [("kueue-local-queue-missing", "warning")]
+
+
+def test_only_kueue_queue_rules_wait() -> None:
+    """The rules whose findings leave everything created and waiting (workload_controller.go
+    getQueueBlocker: the Workload exists, QuotaReserved=False with "LocalQueue %s doesn't exist", "ClusterQueue
+    %s doesn't exist", or an inactive ClusterQueue). A missing WorkloadPriorityClass is not one: Kueue creates no
+    Workload (reconciler.go, ExtractPriority)."""
+    from jobsetctl.rules import all_rules
+
+    assert sorted(rule.id for rule in all_rules() if rule.waits) == [
+        "kueue-cluster-queue-inactive", "kueue-cluster-queue-missing", "kueue-local-queue-missing"]
 
 
 # --- did you mean -------------------------------------------------------------------------------------
@@ -258,3 +283,102 @@ def test_only_files_that_may_hold_what_is_looked_up_are_parsed(tmp_path: Path) -
     assert index.get("trainer.kubeflow.org", "TrainingRuntime", "team-a", "missing") is None
     assert len(files.index) == 2
     assert len(index.list("trainer.kubeflow.org", "TrainingRuntime")) == 2
+
+
+# --- render and simulate: the same context, the same unseen cluster -----------------------------------
+
+QUEUED = """
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: finetune
+      labels: {kueue.x-k8s.io/queue-name: team-b}
+    spec:
+      runtimeRef: {name: torch-distributed}
+      trainer: {numNodes: 2, image: registry.example.com/ft:1}
+    """
+#: The queues of team-b, as the platform team keeps them.
+QUEUES = SAMPLES / "valid" / "kueue-teams.yaml"
+NODES = """
+    apiVersion: v1
+    kind: Node
+    metadata: {name: node-0}
+    status:
+      capacity: {cpu: "64", memory: 256Gi, pods: "110"}
+      allocatable: {cpu: "64", memory: 256Gi, pods: "110"}
+    """
+LOCAL_QUEUE_WARNING = "warning LocalQueue team-b doesn't exist  [consequence/kueue-local-queue-missing]"
+
+
+def kinds(stream: str) -> list[str]:
+    return [line.removeprefix("kind: ") for line in stream.splitlines() if line.startswith("kind: ")]
+
+
+def test_render_goes_on_past_a_local_queue_the_cluster_may_hold(tmp_path: Path) -> None:
+    """Kueue's own behaviour: the job is suspended and its Workload created, then it waits
+    (workload_controller.go getQueueBlocker: "LocalQueue %s doesn't exist", Misconfigured). render prints that,
+    and on stderr what validate says: a warning, an error with --strict."""
+    write(tmp_path, {"finetune.yaml": QUEUED})
+    job = str(tmp_path / "finetune.yaml")
+    status, out, err = command("render", [job])
+    assert status == ExitStatus.SUCCESS, err
+    assert kinds(out) == ["TrainJob", "ConfigMap", "JobSet", "Workload", "Service", "Job"]
+    assert LOCAL_QUEUE_WARNING in err and "--strict makes this an error" in err
+    _, found, _ = cli([job])
+    assert brief(found) == [("kueue-local-queue-missing", "warning")]
+    assert found[0]["hint"] in err.replace("\n         ", " ")
+    status, out, err = command("render", ["--strict", job])
+    assert status == ExitStatus.FINDINGS
+    assert "error   LocalQueue team-b doesn't exist" in err and kinds(out)[3] == "Workload"
+    # The queues in the context: nothing to say, and nothing of the context printed.
+    status, out, err = command("render", ["--context", str(QUEUES), job])
+    assert (status, kinds(out)) == (ExitStatus.SUCCESS, ["TrainJob", "ConfigMap", "JobSet", "Workload", "Service", "Job"])
+    assert "warning" not in err
+    # ... or in the configuration's context:, relative to it.
+    shutil.copy(QUEUES, tmp_path / "queues.yaml")
+    (tmp_path / ".jobsetctl.yaml").write_text("context: [queues.yaml]\n")
+    status, _, err = command("render", ["finetune.yaml"], cwd=tmp_path)
+    assert status == ExitStatus.SUCCESS and "warning" not in err
+
+
+def test_render_keeps_an_error_where_the_missing_object_refuses_a_creation(tmp_path: Path) -> None:
+    """The Priority admission plugin refuses pods and pod groups of a PriorityClass it does not know
+    (plugin/pkg/admission/priority: "no PriorityClass with name %v was found"): validate warns (the cluster may
+    hold it), render cannot create what needs it and says where to put it. In the context, the class is
+    created first and not printed."""
+    sample = str(SAMPLES / "valid" / "gang-1.37.yaml")
+    _, found, _ = cli([sample])
+    assert brief(found) == [("podgroup-priority", "warning"), ("ref-priority-class", "warning")]
+    status, out, err = command("render", [sample])
+    assert (status, out) == (ExitStatus.FINDINGS, "")  # the PodGroup is refused at admission: nothing rendered
+    assert "error   podgroups.scheduling.k8s.io \"llm-pretrain-workers\" is forbidden" in err
+    assert err.count("but here what needs it is refused. Add the file that defines it to the context") == 2
+    status, out, err = command("render", ["--pods", "--context", str(SAMPLES / "valid" / "priorityclass.yaml"), sample])
+    assert status == ExitStatus.SUCCESS, err
+    assert "PriorityClass" not in kinds(out) and kinds(out).count("Pod") == 8
+
+
+def test_render_runs_no_workload_of_the_context(tmp_path: Path) -> None:
+    """The context's JobSets are looked up, never created: only its cluster objects are (CLUSTER_KINDS)."""
+    write(tmp_path, {"finetune.yaml": QUEUED})
+    status, out, _ = command("render", ["--context", str(QUEUES), str(tmp_path / "finetune.yaml")])
+    assert status == ExitStatus.SUCCESS
+    assert "pretrain" not in out and "evaluate" not in out
+
+
+def test_simulate_holds_a_queued_job_without_its_queues(tmp_path: Path) -> None:
+    """Without a ClusterQueue among the inputs simulate ran a queued job at once, as if Kueue were not there,
+    where render shows it suspended with its Workload. Kueue now runs for it: the job waits, and stderr says
+    why before the run (no --strict in simulate); with the queues in the context, no warning."""
+    write(tmp_path, {"finetune.yaml": QUEUED, "nodes.yaml": NODES})
+    args = [str(tmp_path / "finetune.yaml"), "--nodes", str(tmp_path / "nodes.yaml"), "-o", "json"]
+    status, out, err = command("simulate", args)
+    assert status == ExitStatus.SUCCESS, err
+    final = {(f["kind"], f["name"]): f["state"] for f in json.loads(out)["final"]}
+    assert final[("TrainJob", "finetune")] == "Suspended"
+    assert LOCAL_QUEUE_WARNING in err and "--strict" not in err
+    status, out, err = command("simulate", [*args, "--context", str(QUEUES)])
+    assert status == ExitStatus.SUCCESS and "warning" not in err, err
+    events = json.loads(out)["events"]
+    assert {e["kind"] for e in events if e["event"] == "Created"} >= {"LocalQueue", "ClusterQueue"}
+    assert not [e for e in events if e.get("name") in ("pretrain", "evaluate")]

@@ -14,6 +14,12 @@ Order (jobset.md §1.1, trainer.md §2.1):
 6. validating webhooks / built-in validation (the handler's ``validate`` or ``validate_update``),
    and the checks that need other objects when a cluster view is given.
 
+Other components' webhooks on a kind (Kueue's on JobSets, TrainJobs and Jobs:
+:func:`jobsetctl.kinds.registry.webhooks_for`) run after the kind's own, at steps 3 and 6. Their
+defaulting is not replayed on the two sides of an update: what they add at creation (Kueue suspends a
+queued job) is a one-time decision, not a default of the object's shape, and the stored object given
+as ``old`` already shows what became of it.
+
 Unlike the real API server, which stops at the first failing stage, we carry on while the object is
 still well-typed, so a user sees every problem at once. An object with type errors stops after step 4:
 upstream webhooks could not even decode it.
@@ -26,7 +32,7 @@ from typing import Any
 
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
-from jobsetctl.kinds.registry import handler_for
+from jobsetctl.kinds.registry import handler_for, webhooks_for
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import split_api_version
 from jobsetctl.rules import core
@@ -76,6 +82,7 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
     handler, findings = resolve_handler(obj, ctx)
     if handler is None:
         return AdmissionResult(None, findings)
+    webhooks = webhooks_for(handler.group, handler.kind)
     new = copy_tree(obj)
     _default_namespace(new, handler, ctx)
     api_version = new["apiVersion"]
@@ -97,6 +104,8 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
         # so that an unchanged manifest is an unchanged object (mutating webhooks run on CREATE only).
         handler.default(new, _as_create(ctx))
     handler.default(new, ctx)
+    for webhook in webhooks:
+        webhook.default(new, ctx)
 
     from jobsetctl.admission.schema import has_type_errors
     from jobsetctl.kube.meta import validate_object_meta
@@ -112,10 +121,16 @@ def admit(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> Admi
     findings.extend(validate_cel(schema, new, previous))
     if previous is not None:
         findings.extend(handler.validate_update(previous, new, ctx))
+        for webhook in webhooks:
+            findings.extend(webhook.validate_update(previous, new, ctx))
     else:
         findings.extend(handler.validate(new, ctx))
+        for webhook in webhooks:
+            findings.extend(webhook.validate(new, ctx))
         if ctx.cluster is not None:
             findings.extend(handler.validate_in_cluster(new, ctx))
+            for webhook in webhooks:
+                findings.extend(webhook.validate_in_cluster(new, ctx))
     return AdmissionResult(new, findings, handler)
 
 
@@ -124,7 +139,10 @@ def admit_in_cluster(obj: Object, ctx: AdmissionContext) -> list[Finding]:
     handler, _ = resolve_handler(obj, ctx)
     if handler is None or ctx.cluster is None:
         return []
-    return list(handler.validate_in_cluster(obj, ctx))
+    findings = list(handler.validate_in_cluster(obj, ctx))
+    for webhook in webhooks_for(handler.group, handler.kind):
+        findings.extend(webhook.validate_in_cluster(obj, ctx))
+    return findings
 
 
 def _as_create(ctx: AdmissionContext) -> AdmissionContext:

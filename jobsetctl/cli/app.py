@@ -55,6 +55,14 @@ GatesOption = Annotated[
     str | None,
     typer.Option("--feature-gates", help="Kubernetes, JobSet and Trainer gates, e.g. InPlaceRestart=true,RestartJob=true."),
 ]
+KueueConfigOption = Annotated[
+    str | None,
+    typer.Option("--kueue-config", help="Kueue's Configuration file (config.kueue.x-k8s.io/v1beta2): its feature gates and options (default: the configuration Kueue ships)."),
+]
+ContextOption = Annotated[
+    list[str] | None,
+    typer.Option("--context", help="Files or directories whose objects references resolve against (a PriorityClass, a runtime in an unchanged file, your cluster's queues); never reported. render and simulate create the cluster's objects among them (namespaces, PriorityClasses, Kueue queues and flavors, runtimes) before the inputs, unprinted."),
+]
 #: render and simulate; None: jobsetctl.simulate.limits.MAX_OBJECTS (not imported here: --version stays light).
 MaxObjectsOption = Annotated[
     int | None,
@@ -75,9 +83,10 @@ def validate(
     old: Annotated[str | None, typer.Option("--old", help="The objects as stored: validate the inputs as an update of these.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=0, help="Worker processes (default: one per core for large inputs; env JOBSETCTL_JOBS).")] = None,
-    context: Annotated[list[str] | None, typer.Option("--context", help="Files or directories whose objects references resolve against (a PriorityClass, a runtime in an unchanged file); never reported.")] = None,
+    context: ContextOption = None,
     pre_commit: Annotated[bool, typer.Option("--pre-commit", help="Run as the pre-commit hook: Helm templates are passed over, and without --context every manifest git tracks is the context.")] = False,
     admission_only: Annotated[bool | None, typer.Option("--admission-only/--no-admission-only", help="Only what the API server answers (kubectl apply --dry-run=server): no consequences, no lints.")] = None,
+    kueue_config: KueueConfigOption = None,
 ) -> int:
     """Check manifests with the whole admission chain, offline: schema, defaults, CEL, webhooks,
     references across files; then what fails after admission (consequences), and lints."""
@@ -88,6 +97,7 @@ def validate(
     options = validate_options(
         paths or [], kubernetes_version, feature_gates, strict, ignore, runtimes or [], crd or [], old, config, jobs,
         context=context or [], pre_commit=pre_commit, unseen_cluster=True, admission_only=admission_only,
+        kueue_config=kueue_config,
     )
     report = run(options)
     for note in report.notes:

@@ -25,15 +25,17 @@ def fix(
     ignore: Annotated[str | None, typer.Option("--ignore", help="Comma-separated rule ids to leave alone.")] = None,
     runtimes: Annotated[list[str] | None, typer.Option("--runtimes", help="Files or directories with (Cluster)TrainingRuntimes to resolve runtimeRef against.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
+    include_info: Annotated[bool, typer.Option("--include-info", help="Also apply the fixes of info-level findings (notes such as a deprecated spelling that still works); off by default.")] = False,
 ) -> int:
     """Repair what validate finds, where a rule has a safe fix (see `jobsetctl rules`), keeping comments
-    and formatting. Findings that cannot be fixed safely are listed, never guessed."""
+    and formatting. Findings that cannot be fixed safely are listed, never guessed. Info-level findings are
+    fixed only with --include-info."""
     from jobsetctl.cli.options import validate_options
     from jobsetctl.fix.command import run_fix
     from jobsetctl.fix.rewrite import Mode, report
 
     options = validate_options(paths or [], kubernetes_version, feature_gates, None, ignore, runtimes or [], [], None, config)
-    outcome = run_fix(options)
+    outcome = run_fix(options, include_info=include_info)
     return report(outcome, Mode.WRITE if write else Mode.DIFF, check, "fixed", sys.stdout, sys.stderr)
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from jobsetctl.config import load_config
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
 from jobsetctl.status import UsageError
 from jobsetctl.validate import ValidateOptions
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 
 def split_csv(text: str | None) -> list[str]:
@@ -31,9 +35,10 @@ def validate_options(
     pre_commit: bool = False,
     unseen_cluster: bool = False,
     admission_only: bool | None = None,
+    kueue_config: str | None = None,
 ) -> ValidateOptions:
-    """``context`` None: the command has no context (render: its fake cluster is all there is), and the
-    configuration's ``context:`` does not apply."""
+    """``context`` None: the command has no context (``fix``), and the configuration's ``context:`` does not
+    apply."""
     config = load_config(config_path)
     version = KubeVersion.parse(kubernetes_version or config.kubernetes_version or DEFAULT_KUBE_VERSION.value)
     if config.feature_gates:
@@ -70,7 +75,15 @@ def validate_options(
         pre_commit=pre_commit,
         unseen_cluster=unseen_cluster,
         admission_only=admission_only if admission_only is not None else bool(config.admission_only),
+        kueue=kueue_configuration(kueue_config),
     )
+
+
+def kueue_configuration(path: str | None) -> KueueConfiguration:
+    """``--kueue-config FILE``, else the configuration Kueue ships."""
+    from jobsetctl.kueue.config import SHIPPED, load_kueue_config
+
+    return load_kueue_config(path) if path is not None else SHIPPED
 
 
 def _env_jobs() -> int:

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, MaxObjectsOption, app
+from jobsetctl.cli.app import (
+    ContextOption,
+    GatesOption,
+    KubeVersionOption,
+    KueueConfigOption,
+    MaxObjectsOption,
+    app,
+)
 from jobsetctl.status import ExitStatus
 
 
@@ -40,8 +47,11 @@ def render(
     feature_gates: GatesOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of generated names and UIDs; same seed, same bytes.")] = 0,
     runtimes: Annotated[list[str] | None, typer.Option("--runtimes", help="Files or directories with (Cluster)TrainingRuntimes to resolve runtimeRef against.")] = None,
+    context: ContextOption = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="An object a reference names that is in neither the inputs nor the context is an error, and warnings fail (exit 1), as for validate.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file (default: nearest .jobsetctl.yaml upward).")] = None,
     max_objects: MaxObjectsOption = None,
+    kueue_config: KueueConfigOption = None,
 ) -> int:
     """Print everything the Trainer, JobSet and Job controllers would create for the manifests, offline
     and deterministic: inputs as admission leaves them, then created objects in creation order."""
@@ -51,8 +61,8 @@ def render(
     from jobsetctl.simulate.limits import MAX_OBJECTS
 
     options = RenderOptions(
-        validate=validate_options(paths or [], kubernetes_version, feature_gates, None, None, runtimes or [], [], None,
-                                  config),
+        validate=validate_options(paths or [], kubernetes_version, feature_gates, strict, None, runtimes or [], [], None,
+                                  config, context=context or [], kueue_config=kueue_config),
         output=output.value,
         output_dir=output_dir,
         pods=pods,

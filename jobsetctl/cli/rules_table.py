@@ -13,7 +13,7 @@ def render_rules(fmt: str) -> str:
         return json.dumps(
             [
                 {"id": r.id, "severity": str(r.severity), "layer": str(r.layer), "summary": r.summary, "spec": r.spec,
-                 "fix": r.fix}
+                 "fix": r.fix, "fix_needs_include_info": bool(r.fix) and str(r.severity) == "info"}
                 for r in rules
             ],
             indent=2,
@@ -24,5 +24,7 @@ def render_rules(fmt: str) -> str:
     for r in rules:
         lines.append(f"{r.id:<{width}}  {r.severity!s:<8}  {r.layer!s:<{layer_width}}  {r.summary}")
         if r.fix:
-            lines.append(f"{'':<{width}}  {'':<8}  {'':<{layer_width}}  fix: {r.fix}")
+            # `jobsetctl fix` applies the fixes of info-level findings only with --include-info.
+            label = "fix (with --include-info)" if str(r.severity) == "info" else "fix"
+            lines.append(f"{'':<{width}}  {'':<8}  {'':<{layer_width}}  {label}: {r.fix}")
     return "\n".join(lines) + "\n"

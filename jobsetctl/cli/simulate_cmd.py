@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from jobsetctl.cli.app import GatesOption, KubeVersionOption, MaxObjectsOption, app
+from jobsetctl.cli.app import (
+    ContextOption,
+    GatesOption,
+    KubeVersionOption,
+    KueueConfigOption,
+    MaxObjectsOption,
+    app,
+)
 from jobsetctl.status import ExitStatus, UsageError
 
 
@@ -44,13 +51,19 @@ def simulate(
     html: Annotated[str | None, typer.Option("--html", help="Write an HTML page with the chart and the summary here.")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Stop at this virtual time (90m, 24h); default: the Scenario's, else when nothing is left to happen.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (generated names); same seed, same timeline.")] = 0,
+    width: Annotated[int | None, typer.Option("--width", min=40, help="Width of the text output; default: COLUMNS, else the terminal's, else 120.")] = None,
+    fail_if_pending: Annotated[bool, typer.Option("--fail-if-pending", help="Exit 1 when a workload never started (for CI); the summary says why.")] = False,
     kubernetes_version: KubeVersionOption = None,
     feature_gates: GatesOption = None,
     max_objects: MaxObjectsOption = None,
+    kueue_config: KueueConfigOption = None,
+    context: ContextOption = None,
+    config: Annotated[str | None, typer.Option("--config", help="Configuration file whose context: applies (default: nearest .jobsetctl.yaml upward); a Scenario carries its own release and gates.")] = None,
 ) -> int:
     """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
     failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
     from jobsetctl.cli.reporters import REPORTERS
+    from jobsetctl.config import load_config
     from jobsetctl.simulate.command import OutputOptions, execute
     from jobsetctl.simulate.limits import MAX_OBJECTS
     from jobsetctl.simulate.runner import SimulateOptions
@@ -59,8 +72,10 @@ def simulate(
     options = SimulateOptions(
         paths=list(paths or []), nodes_file=nodes, until=_duration(until, "--until"), seed=seed,
         kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
+        kueue_config=kueue_config, context=[*(context or []), *load_config(config).context],
     )
-    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color), sys.stdout, sys.stderr)
+    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color, width), sys.stdout, sys.stderr)
     if outcome.report is not None:
         sys.stdout.write(REPORTERS[output.value](color=color).render(outcome.report))
-    return ExitStatus.FINDINGS if outcome.failed else ExitStatus.SUCCESS
+    pending = fail_if_pending and bool(outcome.never_started)
+    return ExitStatus.FINDINGS if outcome.failed or pending else ExitStatus.SUCCESS

@@ -4,6 +4,9 @@ What it keeps of the real one:
 
 * every create and update goes through :func:`jobsetctl.admission.chain.admit` (the same code as
   ``validate``), Pods through the pod admission plugins and webhooks (:mod:`.podadmission`);
+* objects of a kind served at several versions are stored at its storage version (Kueue's ``v1beta1``
+  objects as ``v1beta2``), as a CRD with a conversion webhook does; an update's stored object is
+  converted to the version of the request before admission;
 * ``metadata.uid`` (deterministic, from the seed), ``resourceVersion``, ``generation`` (bumped when
   anything but status and metadata changes), ``creationTimestamp`` on the virtual clock, ``generateName``;
 * ``ownerReferences`` with background and foreground cascading deletion, finalizers, ``deletionTimestamp``
@@ -21,9 +24,9 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jobsetctl.admission.chain import admit
+from jobsetctl.admission.chain import admit, resolve_handler
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.index import already_exists, is_cluster_scoped, object_key, resource_plural
@@ -32,6 +35,9 @@ from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.field import invalid_status
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import KubeVersion, split_api_version
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 Key = tuple[str, str, str, str]  # group, kind, namespace, name
 
@@ -126,10 +132,13 @@ class APIServer:
         seed: int = 0,
         default_namespace: str = "default",
         pod_admission: PodAdmission | None = None,
+        kueue: KueueConfiguration | None = None,
     ) -> None:
         self.clock = clock
         self.version = version
         self.gates = gates
+        #: Kueue's configuration when Kueue runs in this cluster (its webhooks act), else None.
+        self.kueue = kueue
         self.default_namespace = default_namespace
         self.rng = random.Random(seed)
         self._uid_rng = random.Random(f"uid-{seed}")
@@ -193,7 +202,7 @@ class APIServer:
     def context(self, operation: Operation = Operation.CREATE) -> AdmissionContext:
         return AdmissionContext(
             self.version, self.gates, operation, cluster=self, now=self.clock.timestamp(),
-            default_namespace=self.default_namespace,
+            default_namespace=self.default_namespace, kueue=self.kueue,
         )
 
     def create(self, obj: Object, *, skip_admission: bool = False) -> WriteResult:
@@ -358,12 +367,19 @@ class APIServer:
             rejected = any(f.effective_severity is Severity.ERROR for f in findings)
             return (None if rejected else obj), findings
         ctx = self.context(Operation.UPDATE if old is not None else Operation.CREATE)
+        handler = resolve_handler(obj, ctx)[0]
+        storage = handler.storage_api_version() if handler is not None else None
+        if storage is not None and old is not None:
+            # The stored object reaches admission at the version of the request (CRD conversion).
+            old = handler.convert(old, str(obj.get("apiVersion", ""))) if handler is not None else old
         result = admit(obj, ctx, old=old)
         if result.handler is None:
             # A kind without admission rules of ours (Service, ConfigMap, PVC ...): stored as given.
             return obj, [f for f in result.findings if f.effective_severity is not Severity.INFO]
         if not result.accepted or result.obj is None:
             return None, result.findings
+        if storage is not None and result.obj.get("apiVersion") != storage:
+            return result.handler.convert(result.obj, storage), result.findings
         return result.obj, result.findings
 
     def _store(self, key: Key, obj: Object) -> None:

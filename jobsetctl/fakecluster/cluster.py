@@ -24,6 +24,7 @@ from jobsetctl.kube.versions import KubeVersion
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.invariants import InvariantChecker
+    from jobsetctl.kueue.config import KueueConfiguration
 
 #: Set (to anything) to check the scheduling invariants in every simulated cluster of this process.
 CHECK_INVARIANTS_ENV = "JOBSETCTL_CHECK_INVARIANTS"
@@ -34,6 +35,11 @@ CONTROLLERS = (
     "jobsetctl.fakecluster.controllers.jobset:JobSetController",
     "jobsetctl.fakecluster.controllers.job:JobController",
     "jobsetctl.fakecluster.controllers.jobsetpods:JobSetPodController",
+)
+#: Kueue's controllers, registered when Kueue runs (``ClusterOptions.kueue``). The job reconciler creates
+#: Workloads; the scheduler side (queues, admission, preemption) adds its components here.
+KUEUE_CONTROLLERS: tuple[str, ...] = (
+    "jobsetctl.fakecluster.controllers.kueue_job:KueueJobReconciler",
 )
 #: Extra components of a simulated cluster.
 SIMULATION_COMPONENTS = (
@@ -54,6 +60,8 @@ class ClusterOptions:
     default_namespace: str = "default"
     #: Component settings keyed by component name (e.g. scheduler plugins), passed through untouched.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Kueue's configuration when Kueue runs in the cluster (its webhooks and job reconciler), else None.
+    kueue: KueueConfiguration | None = None
 
 
 def _load(target: str) -> type[Controller]:
@@ -70,14 +78,15 @@ class FakeCluster:
         self.clock = VirtualClock()
         self.api = APIServer(
             self.clock, options.version, options.gates, seed=options.seed,
-            default_namespace=options.default_namespace, pod_admission=admit_pod,
+            default_namespace=options.default_namespace, pod_admission=admit_pod, kueue=options.kueue,
         )
         self.recorder = Recorder(self.clock)
         self.api.subscribe(self._record_lifecycle)
         self.api.on_rejected.append(self._record_rejection)
         self.manager = Manager(self.api, self.clock, self.recorder)
         self.components: dict[str, Controller] = {}
-        targets = CONTROLLERS + (SIMULATION_COMPONENTS if options.simulate else ())
+        targets = CONTROLLERS + (KUEUE_CONTROLLERS if options.kueue is not None else ()) + (
+            SIMULATION_COMPONENTS if options.simulate else ())
         for target in targets:
             controller = _load(target)(options)
             self.manager.add(controller)

@@ -19,15 +19,22 @@ from jobsetctl.loader.sources import STDIN_NAME, Source
 from jobsetctl.validate import ValidateOptions, check
 
 
-def run_fix(options: ValidateOptions) -> RewriteOutcome:
-    """Validate ``options.paths`` and apply the fixes of the findings; nothing is written here."""
+def run_fix(options: ValidateOptions, *, include_info: bool = False) -> RewriteOutcome:
+    """Validate ``options.paths`` and apply the fixes of the findings; nothing is written here.
+
+    Info-level findings (notes: a deprecated but working spelling, a hint) are fixed only with
+    ``include_info``: ``fix`` must leave a valid manifest byte for byte unless the user asked for more
+    (issue #15: every file "with no finding to fix" passes unchanged; a note is no problem to fix)."""
     report = check(options).report
-    outcome = RewriteOutcome()
+    outcome = RewriteOutcome(looked_at=report.files)
     by_file: dict[str, list[Diagnostic]] = defaultdict(list)
     for diagnostic in report.diagnostics:
         if get_fix(diagnostic.rule) is None:
             if diagnostic.severity != "info":
                 outcome.without_fix += 1
+            continue
+        if diagnostic.severity == "info" and not include_info:
+            outcome.info_with_fix += 1
             continue
         by_file[diagnostic.file].append(diagnostic)
     for name, diagnostics in by_file.items():

@@ -234,3 +234,41 @@ def _unknown_field(target: FixTarget) -> str:
         return "removed executionPolicy: one stage, every replicated job starts at once (the default)"
     steps = " → ".join("+".join(stage) for stage in stages)
     return f"replaced executionPolicy with dependsOn: {steps}"
+
+
+# --- exclusive-placement annotations on a pod template ----------------------------------------------
+
+
+@fix("jobset-exclusive-pod-template",
+     "the exclusive-placement annotations moved from the pod template to the replicated job's template (where the "
+     "JobSet controller reads them)")
+def _exclusive_pod_template(target: FixTarget) -> str:
+    from jobsetctl.lint.jobset_exclusive_pod_template import KEYS
+
+    at = target.at
+    if "replicatedJobs" not in at or at[-2:-1] != ("annotations",):
+        raise Unfixable("unexpected finding shape")
+    rjob_path = at[: at.index("replicatedJobs") + 2]
+    try:
+        template = mapping_at(target.obj, (*rjob_path, "template"))
+        pod_meta = mapping_at(template, ("spec", "template", "metadata"))
+        pod_annotations = mapping_at(pod_meta, ("annotations",))
+        if "metadata" not in template:
+            template.insert(0, "metadata", CommentedMap())
+        job_annotations = mapping_at(template, ("metadata", "annotations"), create=True)
+        moving = [key for key in KEYS if key in pod_annotations]
+        for key in moving:
+            if key in job_annotations and job_annotations[key] != pod_annotations[key]:
+                raise Unfixable(f"the replicated job's template already sets {key} to {job_annotations[key]!r}: "
+                                "which value is meant is the user's call")
+        for key in moving:
+            job_annotations[key] = pod_annotations[key]
+            delete(pod_annotations, key)
+        if not pod_annotations:
+            delete(pod_meta, "annotations")
+        if not pod_meta:
+            delete(mapping_at(template, ("spec", "template")), "metadata")
+    except EditError as exc:
+        raise Unfixable(str(exc)) from None
+    where = path_string((*rjob_path, "template", "metadata", "annotations"))
+    return f"moved {', '.join(moving)} from the pod template to {where}"

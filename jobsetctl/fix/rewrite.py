@@ -45,6 +45,7 @@ class FileEditor:
     changes: list[Change] = field(default_factory=list)
     #: New documents to write after segment ``index`` (a migration that splits one object in two).
     added: dict[int, list[Any]] = field(default_factory=dict)
+    _final: str | None = None
 
     @classmethod
     def open(cls, source: Source) -> FileEditor:
@@ -80,6 +81,17 @@ class FileEditor:
             self._documents[index] = load_document(segment) if segment.has_content else None
         return self._documents[index]
 
+    def plain(self, index: int) -> list[Any] | None:
+        """The values of segment ``index`` as the C-accelerated loader of ``validate`` reads them (cheap next
+        to a ruamel round-trip parse), or None when that loader reports any problem with the text (the caller
+        then parses it with ruamel, which reports what is wrong)."""
+        from jobsetctl.loader.yamlload import load_documents
+
+        documents, problems = load_documents(self.segments[index].text, self.name)
+        if problems or any(d.problems for d in documents):
+            return None
+        return [d.value for d in documents]
+
     def documents(self) -> Iterator[tuple[int, EditableDocument]]:
         for index, segment in enumerate(self.segments):
             if segment.has_content:
@@ -92,6 +104,13 @@ class FileEditor:
 
     def add_document(self, after_index: int, root: Any) -> None:
         self.added.setdefault(after_index, []).append(root)
+
+    def final_text(self) -> str:
+        """:attr:`after`, computed once: call it when every edit is done (rendering a changed document
+        dumps and merges it, which costs more than the edit)."""
+        if self._final is None:
+            self._final = self.after
+        return self._final
 
     @property
     def after(self) -> str:
@@ -116,10 +135,14 @@ class RewriteOutcome:
     files: list[FileEditor] = field(default_factory=list)
     #: Findings of validate that no fix handles (fix only), counted for the summary line.
     without_fix: int = 0
+    #: Info-level findings with a fix, left alone without ``--include-info`` (fix only).
+    info_with_fix: int = 0
+    #: Files read (``fix``: every file validate read; None: the files opened for editing).
+    looked_at: int | None = None
 
     @property
     def changed(self) -> list[FileEditor]:
-        return [f for f in self.files if f.after != f.before]
+        return [f for f in self.files if f.final_text() != f.before]
 
     @property
     def changes(self) -> list[Change]:
@@ -129,7 +152,7 @@ class RewriteOutcome:
 def unified_diff(editor: FileEditor) -> str:
     name = editor.name
     lines = difflib.unified_diff(
-        editor.before.splitlines(keepends=True), editor.after.splitlines(keepends=True),
+        editor.before.splitlines(keepends=True), editor.final_text().splitlines(keepends=True),
         fromfile=f"a/{name}" if not os.path.isabs(name) else name,
         tofile=f"b/{name}" if not os.path.isabs(name) else name,
     )
@@ -148,7 +171,7 @@ def write_all(outcome: RewriteOutcome) -> None:
             raise UsageError("--write cannot rewrite standard input; use --diff")
     for editor in outcome.changed:
         assert editor.source.path is not None
-        data = editor.after.encode("utf-8")
+        data = editor.final_text().encode("utf-8")
         atomic_write_bytes(editor.source.path, (b"\xef\xbb\xbf" if editor.bom else b"") + data)
 
 
@@ -171,7 +194,11 @@ def report(outcome: RewriteOutcome, mode: Mode, check: bool, verb: str, out: IO[
         summary += f"; {refused} finding{'s' if refused != 1 else ''} left as {'they are' if refused != 1 else 'it is'}"
     if outcome.without_fix:
         summary += f"; {outcome.without_fix} other finding{'s' if outcome.without_fix != 1 else ''} have no fix (jobsetctl validate)"
-    err.write(f"{summary} ({len(outcome.files)} file{'s' if len(outcome.files) != 1 else ''} looked at)\n")
+    if outcome.info_with_fix:
+        notes = outcome.info_with_fix
+        summary += f"; {notes} info-level finding{'s' if notes != 1 else ''} {'have' if notes != 1 else 'has'} a fix with --include-info"
+    looked = len(outcome.files) if outcome.looked_at is None else outcome.looked_at
+    err.write(f"{summary} ({looked} file{'s' if looked != 1 else ''} looked at)\n")
     return ExitStatus.FINDINGS if check and changed else ExitStatus.SUCCESS
 
 

@@ -116,11 +116,13 @@ class EditableDocument:
     indent: tuple[int, int, int] | None = (2, 2, 0)
     changed: bool = False
     notes: list[str] = field(default_factory=list)
+    #: The unedited tree dumped with :attr:`indent` (kept from the guess: the merge's base).
+    base: str | None = None
 
     def style(self) -> tuple[int, int, int]:
         if self.indent is None:
             text = self.segment.text.replace("\r\n", "\n")
-            self.indent = _guess_indent(text, _yaml().load(text), self.explicit_start)
+            self.indent, self.base = _guess_indent(text, _yaml().load(text), self.explicit_start)
         return self.indent
 
     def render(self) -> str:
@@ -133,7 +135,8 @@ class EditableDocument:
         if self.json_indent is not None:
             result = _render_json(base_text, self.root, self.json_indent)
         else:
-            result = _render_yaml(base_text, self.root, self.style(), self.explicit_start)
+            indent = self.style()
+            result = _render_yaml(base_text, self.root, indent, self.explicit_start, self.base)
         return result.replace("\n", "\r\n") if crlf else result
 
 
@@ -177,22 +180,22 @@ def _dump(root: Any, indent: tuple[int, int, int], explicit_start: bool) -> str:
     return out.getvalue()
 
 
-def _guess_indent(text: str, root: Any, explicit: bool) -> tuple[int, int, int]:
-    """The indentation whose dump of the unedited tree is closest to the text (exact, usually)."""
+def _guess_indent(text: str, root: Any, explicit: bool) -> tuple[tuple[int, int, int], str | None]:
+    """The indentation whose dump of the unedited tree is closest to the text (exact, usually), and that dump."""
     if not isinstance(root, CommentedMap | CommentedSeq):
-        return (2, 2, 0)
-    best, best_ratio = _INDENTS[0], -1.0
+        return (2, 2, 0), None
+    best, best_ratio, best_dump = _INDENTS[0], -1.0, None
     for indent in _INDENTS:
         try:
             dumped = _dump(root, indent, explicit)
         except Exception:  # a style ruamel cannot dump this tree in: try the next
             continue
         if dumped == text:
-            return indent
+            return indent, dumped
         ratio = difflib.SequenceMatcher(None, text.splitlines(), dumped.splitlines(), autojunk=False).ratio()
         if ratio > best_ratio:
-            best, best_ratio = indent, ratio
-    return best
+            best, best_ratio, best_dump = indent, ratio, dumped
+    return best, best_dump
 
 
 def dump_new(root: Any, indent: tuple[int, int, int] = (2, 2, 0)) -> str:
@@ -200,9 +203,11 @@ def dump_new(root: Any, indent: tuple[int, int, int] = (2, 2, 0)) -> str:
     return _dump(root, indent, True)
 
 
-def _render_yaml(original: str, root: Any, indent: tuple[int, int, int], explicit: bool) -> str:
+def _render_yaml(original: str, root: Any, indent: tuple[int, int, int], explicit: bool,
+                 base: str | None = None) -> str:
     edited = _dump(root, indent, explicit)
-    base = _dump(_yaml().load(original), indent, explicit)
+    if base is None:
+        base = _dump(_yaml().load(original), indent, explicit)
     merged = three_way(original, base, edited)
     if merged is not None and merged != edited and _same_data(merged, edited):
         return merged
@@ -260,10 +265,17 @@ def three_way(original: str, base: str, edited: str) -> str | None:
 
 
 def _same_data(first: str, second: str) -> bool:
-    try:
-        return bool(to_plain(_yaml().load(first)) == to_plain(_yaml().load(second)))
-    except Exception:  # an unparsable merge is simply not used
-        return False
+    """Both texts mean the same data, as ``validate`` reads them (its C-accelerated loader, which resolves
+    plain scalars the way Kubernetes does; a ruamel round-trip load of each would cost ~20x more)."""
+    from jobsetctl.loader.yamlload import load_documents
+
+    values = []
+    for text in (first, second):
+        documents, problems = load_documents(text, "")
+        if problems or any(d.problems for d in documents):
+            return False  # an unreadable merge is simply not used
+        values.append([d.value for d in documents])
+    return values[0] == values[1]
 
 
 def to_plain(value: Any) -> Any:

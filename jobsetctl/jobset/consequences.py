@@ -28,7 +28,7 @@ from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import api, names
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import Path, go_quote, invalid_status, path_string
-from jobsetctl.rules.registry import define
+from jobsetctl.rules.registry import define, example_doc
 
 PASSING = """
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -46,42 +46,19 @@ spec:
             containers: [{name: worker, image: busybox}]
 """
 
-FAILING = """
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: children
-spec:
-  replicatedJobs:
-  - name: workers
-    template:
-      spec:
-        template:
-          spec:
-            restartPolicy: Always   # Jobs allow only OnFailure or Never
-            containers: [{name: worker, image: busybox}]
-"""
-
-
-def _doc() -> str:
-    import textwrap
-
-    def block(text: str) -> str:
-        return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
-
-    return (
-        "JobSet admission does not validate the Job template: the JobSet is accepted, and every Job "
-        "creation of the controller is refused (a JobCreationFailed event on each reconcile); the JobSet "
-        "never runs. The same holds for the JobSet a TrainJob's runtime produces (reported on the TrainJob)."
-        f"\n\nPasses:\n\n{block(PASSING)}\n\nFails:\n\n{block(FAILING)}\n"
-    )
+FAILING = PASSING.replace("restartPolicy: Never", "restartPolicy: Always   # Jobs allow only OnFailure or Never")
 
 
 RULE = define(
     "jobset-child-job-invalid", Layer.CONSEQUENCE, Severity.ERROR,
     "The JobSet is accepted, but the API server refuses the Jobs the controller makes of a replicated job.",
     spec="jobset.md §1.3, §2.2, §4.1",
-    doc=_doc(),
+    doc=example_doc(
+        "JobSet admission does not validate the Job template: the JobSet is accepted, and every Job "
+        "creation of the controller is refused (a JobCreationFailed event on each reconcile); the JobSet "
+        "never runs. The same holds for the JobSet a TrainJob's runtime produces (reported on the TrainJob).",
+        PASSING, FAILING,
+    ),
 )
 
 

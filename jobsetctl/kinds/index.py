@@ -14,6 +14,8 @@ CLUSTER_SCOPED = frozenset({
     ("", "Node"), ("", "Namespace"), ("", "PersistentVolume"), ("scheduling.k8s.io", "PriorityClass"),
     ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("storage.k8s.io", "StorageClass"), ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "Cohort"), ("kueue.x-k8s.io", "WorkloadPriorityClass"), ("kueue.x-k8s.io", "Topology"),
+    ("kueue.x-k8s.io", "AdmissionCheck"),
 })
 
 
@@ -58,6 +60,15 @@ def object_key(obj: Object) -> tuple[str, str, str, str]:
     )
 
 
+def stored_key(obj: Object, default_namespace: str) -> tuple[str, str, str, str]:
+    """:func:`object_key` as the API server stores the object: a namespaced one without a namespace goes to
+    ``default_namespace``, as kubectl creates it."""
+    group, kind, namespace, name = object_key(obj)
+    if not namespace and not is_cluster_scoped(group, kind):
+        namespace = default_namespace
+    return group, kind, namespace, name
+
+
 class ObjectIndex:
     """Objects by group, kind, namespace and name. Later additions of the same key win, like an apply."""
 
@@ -72,10 +83,7 @@ class ObjectIndex:
             self.add(obj)
 
     def _key(self, obj: Object) -> tuple[str, str, str, str]:
-        group, kind, namespace, name = object_key(obj)
-        if not namespace and not is_cluster_scoped(group, kind):
-            namespace = self.default_namespace  # as kubectl would create it
-        return group, kind, namespace, name
+        return stored_key(obj, self.default_namespace)
 
     def add(self, obj: Object) -> None:
         key = self._key(obj)

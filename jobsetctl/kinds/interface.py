@@ -21,6 +21,7 @@ from jobsetctl.kube.versions import KubeVersion, builtin_served_versions
 if TYPE_CHECKING:
     from jobsetctl.admission.schema import StructuralSchema
     from jobsetctl.diagnostics import Finding
+    from jobsetctl.kueue.config import KueueConfiguration
 
 Object = dict[str, Any]
 
@@ -60,6 +61,9 @@ class AdmissionContext:
     default_namespace: str = "default"
     #: On UPDATE, the stored object (create-time defaults applied); mutating webhooks compare against it.
     old: Object | None = None
+    #: Kueue's configuration when Kueue runs in the modelled cluster (its webhooks and controllers act),
+    #: None when it does not (:mod:`jobsetctl.kueue.config`).
+    kueue: KueueConfiguration | None = None
 
     def for_update(self) -> AdmissionContext:
         return replace(self, operation=Operation.UPDATE)
@@ -84,6 +88,16 @@ class KindHandler(ABC):
         """API versions of this kind that the release serves, newest first. Built-ins read them from
         kubernetes-validate; CRD handlers override this."""
         return builtin_served_versions(version, self.group, self.kind)
+
+    def storage_api_version(self) -> str | None:
+        """The apiVersion the API server stores objects of this kind at, when it serves several and converts
+        between them (a CRD's storage version); None when objects are stored as written."""
+        return None
+
+    def convert(self, obj: Object, api_version: str) -> Object:
+        """``obj`` at another served version (the CRD's conversion webhook); ``obj`` itself when it is already
+        at ``api_version``. Only kinds with a :meth:`storage_api_version` need it."""
+        return obj
 
     @abstractmethod
     def schema(self, api_version: str, version: KubeVersion) -> StructuralSchema:
@@ -114,4 +128,23 @@ class KindHandler(ABC):
         not); the fake API server does not reject on them, because upstream admits the object and fails
         later: ``render`` and ``simulate`` show the refused creation itself. ``ctx.cluster`` is None when
         ``consequences_look_up`` is False."""
+        return ()
+
+
+class AdmissionWebhook:
+    """A webhook of another component on a kind it does not own (Kueue's webhooks on JobSets, TrainJobs
+    and Jobs), called by the admission chain after the kind's own handler, as the API server calls the
+    webhook configurations of every installed component. Stateless and shared; every method may be a
+    no-op. Registered in :data:`jobsetctl.kinds.registry._WEBHOOKS`."""
+
+    def default(self, obj: Object, ctx: AdmissionContext) -> None:
+        """Mutating webhook (after the kind's own defaulting); mutate ``obj`` in place."""
+
+    def validate(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
+        return ()
+
+    def validate_in_cluster(self, obj: Object, ctx: AdmissionContext) -> Iterable[Finding]:
+        return ()
+
+    def validate_update(self, old: Object, new: Object, ctx: AdmissionContext) -> Iterable[Finding]:
         return ()

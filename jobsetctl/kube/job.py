@@ -212,16 +212,23 @@ def _has_labels(job: Object, labels: dict[str, Any], out: Findings) -> None:
 def _indexed_hostname(obj: Object, out: Findings) -> None:
     """Indexed pods are named ``<job>-<index>``, and that must be a DNS label.
 
-    Quirk: upstream's text says "will not able to create pod".
+    Quirk: upstream's text says "will not able to create pod". A Job with only ``generateName`` is checked
+    with the name the API server generates before validation (prefix plus five characters).
     """
     spec = mapping(obj.get("spec"))
     completions = spec.get("completions")
     if spec.get("completionMode") != INDEXED or not isinstance(completions, int) or completions <= 0:
         return
-    hostname = f"{_name(obj)}-{completions - 1}"
+    name = _name(obj)
+    generate = mapping(obj.get("metadata")).get("generateName")
+    if not name and isinstance(generate, str) and generate:
+        from jobsetctl.jobset.names import generated_name
+
+        name = generated_name(generate)
+    hostname = f"{name}-{completions - 1}"
     if is_dns1123_label(hostname):
         here = ("metadata", "name")
         out.add(NAME, kfield.invalid(
-            here, _name(obj), f"will not able to create pod with invalid DNS label: {hostname}"), here)
+            here, name, f"will not able to create pod with invalid DNS label: {hostname}"), here)
 
 HANDLER = JobHandler()

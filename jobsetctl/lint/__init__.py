@@ -34,6 +34,7 @@ from jobsetctl.lint import (
     jobset_coordinator_without_dns,
     jobset_depends_on_self,
     jobset_exclusive_non_indexed,
+    jobset_exclusive_pod_template,
     jobset_exclusive_priority_scope,
     jobset_failure_message_pattern,
     jobset_failure_policy_no_restarts,
@@ -43,6 +44,9 @@ from jobsetctl.lint import (
     jobset_startup_in_order,
     jobset_success_all_zero_replicas,
     jobset_success_any_depends_on,
+    kueue_exceeds_max_quota,
+    kueue_resource_not_covered,
+    kueue_topology_unfit,
     podgroup_scheduler_name_mismatch,
     runtime_gang_both_schedulers,
     runtime_mpi_implementation_empty,
@@ -64,6 +68,7 @@ LINTS: dict[str, ModuleType] = {
         jobset_success_any_depends_on,
         jobset_depends_on_self,
         jobset_exclusive_non_indexed,
+        jobset_exclusive_pod_template,
         jobset_coordinator_without_dns,
         jobset_kueue_depends_on,
         jobset_failure_policy_no_restarts,
@@ -85,6 +90,9 @@ LINTS: dict[str, ModuleType] = {
         trainjob_master_address_unresolvable,
         trainjob_initializer_not_applied,
         trainjob_trainer_not_applied,
+        kueue_resource_not_covered,
+        kueue_exceeds_max_quota,
+        kueue_topology_unfit,
     )
 }
 

@@ -50,6 +50,20 @@ spec:
         template:
           spec:
             containers: [{name: worker, image: busybox}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: team-a                     # the queue exists (else kueue-local-queue-missing)
+spec:
+  clusterQueue: research
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: research
+spec:
+  namespaceSelector: {}
 """
 
 FAILING = """

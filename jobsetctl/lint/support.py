@@ -8,7 +8,6 @@ could type, which may still carry admission errors.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -19,6 +18,7 @@ from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
 from jobsetctl.kube.field import Path, go_quote
 from jobsetctl.kube.versions import split_api_version
 from jobsetctl.reference import pods_per_job
+from jobsetctl.rules.registry import example_doc
 from jobsetctl.trainer import api as trainer_api
 
 GroupKind = tuple[str, str]
@@ -50,17 +50,15 @@ def cluster_of(ctx: AdmissionContext) -> ClusterView:
     return ctx.cluster if ctx.cluster is not None else ObjectIndex()
 
 
+#: The ``doc`` of a lint rule (the lints' name for :func:`jobsetctl.rules.registry.example_doc`).
+lint_doc = example_doc
+
+
 def names_list(names: list[str]) -> str:
     """``"a", "b"`` for messages."""
     return ", ".join(go_quote(name) for name in names)
 
 
-def lint_doc(why: str, passing: str, failing: str) -> str:
-    """The ``doc`` of a lint rule: why it matters, then a passing and a failing manifest."""
-    def block(text: str) -> str:
-        return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
-
-    return f"{textwrap.dedent(why).strip()}\n\nPasses:\n\n{block(passing)}\n\nFails:\n\n{block(failing)}\n"
 
 
 def priority_of(ctx: AdmissionContext, priority_class_name: str | None) -> int | None:
@@ -319,42 +317,26 @@ def plan_of(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
 def _make_plan(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
     from dataclasses import replace
 
-    from jobsetctl.admission.chain import admit
     from jobsetctl.diagnostics import Severity
-    from jobsetctl.kinds.interface import Operation
-    from jobsetctl.trainer.expand import expand
 
-    # The TrainJob webhook's steps A and B (runtime resolution, plugin checks). Private upstream of us:
-    # jobsetctl.trainer.webhook.validate_in_cluster would also expand and admit the JobSet, which we do
-    # below anyway, and that doubled the cost of linting TrainJobs.
+    # The TrainJob webhook's steps A and B (runtime resolution, plugin checks), then what the controller
+    # builds: within validate worked out once for the webhook, the consequences and the lints.
     from jobsetctl.trainer.webhook import runtime_checks
+    from jobsetctl.trainer.webhook_expansion import build
 
     cluster = cluster_of(ctx)
-    findings, runtime = runtime_checks(trainjob, replace(ctx, cluster=cluster), cluster)
+    ctx = replace(ctx, cluster=cluster)
+    findings, runtime = runtime_checks(trainjob, ctx, cluster)
     if runtime is None or any(f.effective_severity is Severity.ERROR for f in findings):
         return None
-    expansion = expand(_as_created(trainjob), runtime, gates=ctx.gates, default_namespace=ctx.default_namespace)
-    result = admit(expansion.jobset, replace(ctx, operation=Operation.CREATE, old=None))
-    if expansion.applied and not result.accepted:
+    built = build(trainjob, runtime, ctx)
+    result = built.admission
+    if result is None:
+        return None  # no JobSet admission in this build
+    if built.expansion.applied and not result.accepted:
         return None  # trainjob-jobset-rejected: the JobSet is never created
     jobset = result.obj if result.typed else None
-    return TrainJobPlan(runtime, api.name(runtime), expansion, jobset)
-
-
-#: Offline a TrainJob has no UID yet; the controller's JobSet carries an ownerReference with one.
-PLACEHOLDER_UID: Final = "00000000-0000-0000-0000-000000000000"
-
-
-def _as_created(trainjob: Object) -> Object:
-    """The TrainJob as the controller sees it: with a UID and, for generateName, a generated name."""
-    from jobsetctl.jobset.names import generated_name
-
-    meta = dict(api.metadata(trainjob))
-    meta.setdefault("uid", PLACEHOLDER_UID)
-    generate = meta.get("generateName")
-    if not meta.get("name") and isinstance(generate, str) and generate:
-        meta["name"] = generated_name(generate)
-    return {**trainjob, "metadata": meta}
+    return TrainJobPlan(runtime, api.name(runtime), built.expansion, jobset)
 
 
 def trainer_section(trainjob: Object) -> dict[str, Any] | None:

@@ -649,3 +649,25 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
 def _nodes(parser: _Parser) -> Iterator[Node | None]:
     while parser.check_node():
         yield parser.get_node()
+
+
+def load_settings(path: str, prefix: str, unreadable: str, not_text: str) -> list[Document]:
+    """A settings file read whole (``.jobsetctl.yaml``, ``--kueue-config``): its documents, or a one-line
+    :class:`~jobsetctl.status.UsageError`: ``prefix`` + ``unreadable`` + the OS's reason, ``prefix`` +
+    ``not_text``, or ``file:line:column`` of the first YAML problem, those inside a document (a duplicate key,
+    a language tag) included: ``strict: yes`` then ``strict: no`` must not pass in silence."""
+    from jobsetctl.status import UsageError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise UsageError(f"{prefix}{unreadable}{(exc.strerror or str(exc)).lower()}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{prefix}{not_text}") from None
+    documents, problems = load_documents(text, path)
+    problems = problems + [p for d in documents for p in d.problems]
+    if problems:
+        first = min(problems, key=lambda p: (p.line, p.column))
+        raise UsageError(f"{path}:{first.line + 1}:{first.column + 1}: {first.message}")
+    return documents

@@ -35,8 +35,29 @@ RULE = "migrate-kubernetes"
 _DISRUPTION = {"Pod": "single", "PodGroup": "all"}
 
 
+#: (apiVersion, kind) of the scheduling objects a migration rewrites.
+_OLD_SCHEDULING = frozenset({
+    (f"{GROUP}/v1alpha1", "Workload"), (f"{GROUP}/v1alpha2", "Workload"), (f"{GROUP}/v1alpha3", "Workload"),
+    (f"{GROUP}/v1alpha2", "PodGroup"), (f"{GROUP}/v1alpha3", "PodGroup"),
+})
+
+
+#: Text every candidate's document contains (its apiVersion, or the pod field that changes).
+HINTS = (GROUP, "workloadRef")
+
+
+def candidate(obj: Any) -> bool:
+    """An old Workload/PodGroup, or an object with a pod spec that names a Workload (``workloadRef``)."""
+    if not isinstance(obj, dict):
+        return False
+    version, kind = _api(obj)
+    if version.startswith(f"{GROUP}/"):
+        return (version, kind) in _OLD_SCHEDULING
+    return any("workloadRef" in pod_spec for pod_spec in _pod_specs(obj))
+
+
 def migrate(files: Sequence[FileEditor], target: str) -> None:
-    found = list(objects(files))
+    found = list(objects(files, candidate, HINTS))
     _to_v1alpha2(found, target)
     if target == "kubernetes-1.37":
         _to_v1beta1(found)
@@ -60,14 +81,14 @@ def _name(obj: Any) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _pod_specs(node: Any) -> list[CommentedMap]:
+def _pod_specs(node: Any) -> list[Any]:
     """Every pod spec inside an object (a mapping with ``containers``), wherever the kind keeps it."""
-    found: list[CommentedMap] = []
+    found: list[Any] = []
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, dict):
-            if "containers" in current and isinstance(current, CommentedMap):
+            if "containers" in current:
                 found.append(current)
             stack.extend(current.values())
         elif isinstance(current, list):

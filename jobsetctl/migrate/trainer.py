@@ -5,14 +5,28 @@ The shape follows the upstream migration guide (kubeflow/trainer @ 8c0f5059,
 same name with ``runtimeRef`` to the matching built-in ClusterTrainingRuntime and ``trainer.numNodes`` = all
 replicas, ``image``/``command``/``args``/``env``/``resourcesPerNode`` from the training container.
 
-What the v1 operator did, so that the pods stay the same (kubeflow/training-operator,
-``pkg/controller.v1/pytorch/envvar.go`` ``setPodEnv``/``getTotalReplicas``): one pod per replica of every
-replica type (Master + Worker), ``WORLD_SIZE`` = the sum of all replicas, ``RANK`` = the replica index
-(Worker indices shifted by one after the Master), ``MASTER_ADDR``/``MASTER_PORT`` the master's. Trainer v2's
-Torch plugin sets ``PET_NNODES``/``PET_NODE_RANK``/``PET_MASTER_*`` for torchrun (trainer.md §3.8.2), which
-derives ``RANK``/``WORLD_SIZE`` itself; a command that is not torchrun read the plain variables, so the
-migration writes them into ``trainer.env`` (``RANK`` from the Job completion index, which is the v1 rank:
-the master is node 0).
+What the v1 operator did, so that the pods stay the same (kubeflow/training-operator, branch release-1.9,
+``pkg/controller.v1/*``; ``pkg/apis/kubeflow.org/v1/*_defaults.go`` for defaults): one pod per replica of
+every replica type (replicas default to 1, an MPIJob's Workers to 0), the first replica type holding rank 0,
+and on every container the variables the training code reads (:func:`_v1_env`):
+
+* PyTorchJob (``pytorch/envvar.go`` ``setPodEnv``, ``pytorch/master.go``), only with a Master:
+  ``MASTER_ADDR``/``MASTER_PORT``, ``WORLD_SIZE`` = all replicas × ``nprocPerNode`` (1 unless a number),
+  ``RANK`` = the replica index, Workers shifted by one after the Master. Trainer v2's Torch plugin sets
+  ``PET_*`` for torchrun (trainer.md §3.8.2), which derives ``RANK``/``WORLD_SIZE`` itself: for a torchrun
+  command nothing is added;
+* JAXJob (``jax/envvar.go``): ``COORDINATOR_ADDRESS``/``COORDINATOR_PORT``, ``NUM_PROCESSES`` = all
+  replicas, ``PROCESS_ID`` = the replica index;
+* XGBoostJob (``xgboost/xgboost.go`` ``SetPodEnv``): ``MASTER_ADDR``/``MASTER_PORT``, ``WORLD_SIZE`` = all
+  replicas, ``RANK`` (Workers shifted by the one Master), and with more than one replica ``WORKER_PORT``
+  (the Workers' ``xgboostjob-port``, default 9999) and ``WORKER_ADDRS`` (every Worker's address);
+* MPIJob (``mpi/mpijob_controller.go``): a hostfile of ``<job>-worker-<i> slots=<slotsPerWorker>`` (default
+  1) on the launcher; Trainer v2's MPI plugin writes the same hostfile (trainer.md §3.8.4).
+
+The migration writes these into ``trainer.env`` with Trainer v2's values: rank = the Job completion index
+(the first replica type is node 0, as in v1), the addresses of v2's pods, the coordinator at Trainer v2's
+rendezvous endpoint ``<job>-node-0-0.<job>:29500`` (the port the v2 plugins declare). Names the user sets
+win. ``PYTHONUNBUFFERED=1``, which v1 also set, only changes log buffering and is not carried over.
 
 Built-in runtimes (trainer.md §4): PyTorchJob → ``torch-distributed``, JAXJob → ``jax-distributed``,
 XGBoostJob → ``xgboost-distributed``. Pod-template settings a TrainJob can carry go into a
@@ -22,7 +36,9 @@ annotations); a template with more (another container, hostNetwork ...) gets a g
 ``<job>-runtime`` with that template, written after the TrainJob. MPIJob always gets a generated runtime
 (the built-in MPI runtimes are DeepSpeed/MLX images): launcher + ``node`` jobs, ``mlPolicy.mpi`` with
 ``slotsPerWorker``. Settings v2 has no place for (elasticPolicy, different Master and Worker templates,
-runPolicy other than suspend/activeDeadlineSeconds) leave the job as it is, reported.
+runPolicy other than suspend/activeDeadlineSeconds, an MPIJob Worker without a command: v1 ran
+``sleep 365d`` there and reached workers with ``kubectl exec``, v2 reaches them over SSH) leave the job as
+it is, reported.
 """
 
 from __future__ import annotations
@@ -45,8 +61,8 @@ V1 = "kubeflow.org/v1"
 V2 = f"{trainer_api.GROUP}/v1alpha1"
 MANAGER = "jobsetctl.dev/migrate"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-TRAINER_PORT = 29500
+COMPLETION_INDEX_FIELD = trainer_api.JOB_COMPLETION_INDEX_FIELD_PATH
+TRAINER_PORT = trainer_api.TRAINER_PORT
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +73,25 @@ class Framework:
     container: str
     runtime: str | None
     ml_policy: str
+    #: Variables the v2 plugin manages (its webhook refuses them, or it overwrites them).
+    reserved_env: frozenset[str] = frozenset()
+    #: The container port v1 reads (``<framework>job-port``) and its default.
+    port: tuple[str, int] = ("", 0)
 
 
 FRAMEWORKS: dict[str, Framework] = {
-    "PyTorchJob": Framework("pytorchReplicaSpecs", ("Master", "Worker"), "pytorch", "torch-distributed", "torch"),
-    "JAXJob": Framework("jaxReplicaSpecs", ("Worker",), "jax", "jax-distributed", "jax"),
-    "XGBoostJob": Framework("xgbReplicaSpecs", ("Master", "Worker"), "xgboost", "xgboost-distributed", "xgboost"),
+    "PyTorchJob": Framework("pytorchReplicaSpecs", ("Master", "Worker"), "pytorch", "torch-distributed", "torch",
+                            trainer_api.TORCH_RESERVED_ENV, ("pytorchjob-port", 23456)),
+    "JAXJob": Framework("jaxReplicaSpecs", ("Worker",), "jax", "jax-distributed", "jax",
+                        frozenset({trainer_api.JAX_ENV_NUM_PROCESSES, trainer_api.JAX_ENV_PROCESS_ID,
+                                   trainer_api.JAX_ENV_COORDINATOR_ADDRESS}), ("jaxjob-port", 6666)),
+    "XGBoostJob": Framework("xgbReplicaSpecs", ("Master", "Worker"), "xgboost", "xgboost-distributed", "xgboost",
+                            trainer_api.XGBOOST_RESERVED_ENV, ("xgboostjob-port", 9999)),
     "MPIJob": Framework("mpiReplicaSpecs", ("Launcher", "Worker"), "mpi", None, "mpi"),
 }
+#: v1 default replicas per replica type (``setDefaultReplicas`` calls in ``*_defaults.go``): 1, except 0 Workers
+#: for an MPIJob.
+MPI_WORKER_DEFAULT_REPLICAS = 0
 #: Pod spec fields a runtimePatches entry carries (trainer.md §1.3).
 PATCHABLE_POD = ("serviceAccountName", "volumes", "imagePullSecrets", "securityContext", "nodeSelector",
                  "affinity", "tolerations", "schedulingGates", "terminationGracePeriodSeconds")
@@ -79,8 +106,22 @@ class Refused(Exception):
     pass
 
 
+#: Text every candidate's document contains (its apiVersion, or the field that changes).
+HINTS = (V1, "podTemplateOverrides")
+
+
+def candidate(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("kind")
+    if obj.get("apiVersion") == V1:
+        return isinstance(kind, str) and kind in FRAMEWORKS
+    spec = obj.get("spec")
+    return kind == "TrainJob" and isinstance(spec, dict) and "podTemplateOverrides" in spec
+
+
 def migrate(files: Sequence[FileEditor], target: str) -> None:
-    for item in objects(files):
+    for item in objects(files, candidate, HINTS):
         kind = item.obj.get("kind")
         if item.obj.get("apiVersion") == V1 and isinstance(kind, str) and kind in FRAMEWORKS:
             try:
@@ -94,8 +135,8 @@ def migrate(files: Sequence[FileEditor], target: str) -> None:
             _overrides_to_patches(item)
 
 
-def _replicas(spec: Any) -> int:
-    value = spec.get("replicas", 1) if isinstance(spec, dict) else 1
+def _replicas(spec: Any, default: int = 1) -> int:
+    value = spec.get("replicas", default) if isinstance(spec, dict) else default
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise Refused("a replica count is not a number")
     return value
@@ -145,8 +186,10 @@ def _convert(item: ObjectAt, framework: Framework) -> str:
     templates = [replica_specs[t].get("template") for t in present]
     if any(_comparable(t) != _comparable(templates[0]) for t in templates[1:]):
         raise Refused(f"the {' and '.join(present)} templates differ; a TrainJob runs one template on every node")
-    if framework.specs_key == "pytorchReplicaSpecs" and _replicas(replica_specs.get("Master", {})) > 1:
-        raise Refused("more than one Master replica")
+    if "Master" in framework.replica_types and "Master" in replica_specs and _replicas(replica_specs["Master"]) != 1:
+        raise Refused("a Master with other than one replica (the v1 webhook requires exactly one)")
+    if framework.ml_policy == "xgboost" and "Master" not in replica_specs:
+        raise Refused("an XGBoostJob without a Master (the v1 webhook requires one)")
     nodes = sum(_replicas(replica_specs[t]) for t in present)
     template = templates[0] if isinstance(templates[0], dict) else {}
     raw_pod_spec = template.get("spec")
@@ -158,17 +201,17 @@ def _convert(item: ObjectAt, framework: Framework) -> str:
         if key in container:
             trainer[key] = container[key]
     env = list(container.get("env") or [])
-    reserved = [e.get("name") for e in env if isinstance(e, dict) and str(e.get("name", "")).startswith("PET_")]
+    reserved = [e.get("name") for e in env if isinstance(e, dict) and e.get("name") in framework.reserved_env]
     if reserved:
-        raise Refused(f"env {reserved[0]} is reserved by Trainer v2's Torch plugin")
-    if framework.ml_policy == "torch" and not _is_torchrun(container):
-        env.extend(_v1_torch_env(obj, nodes, env))
+        raise Refused(f"env {reserved[0]} is managed by Trainer v2's {framework.ml_policy} plugin")
+    v1_env = _v1_env(framework, obj, spec, replica_specs, nodes, container, env)
+    env.extend(v1_env)
     if env:
         trainer["env"] = env if isinstance(container.get("env"), CommentedSeq) and len(env) == len(container["env"]) else fresh(env)
     if "resources" in container:
         trainer["resourcesPerNode"] = container["resources"]
-    nproc = spec.get("nprocPerNode")
-    if isinstance(nproc, int) and not isinstance(nproc, bool):
+    nproc = _nproc_per_node(spec)
+    if isinstance(nproc, int):
         trainer["numProcPerNode"] = nproc
     elif nproc not in (None, "auto", "gpu"):
         raise Refused(f"nprocPerNode {nproc!r}: Trainer v2 counts processes per node from GPUs or a number")
@@ -177,7 +220,9 @@ def _convert(item: ObjectAt, framework: Framework) -> str:
     if runtime_needed:
         runtime_name = _generated_runtime(item, framework, template, container, nodes)
         new_spec["runtimeRef"] = flow_map(name=runtime_name, kind="TrainingRuntime")
-        trainer = CommentedMap(numNodes=nodes)
+        trainer = CommentedMap(numNodes=nodes)  # the rest stays in the runtime's template
+        if v1_env:
+            trainer["env"] = fresh(v1_env)
     else:
         assert framework.runtime is not None
         new_spec["runtimeRef"] = flow_map(name=framework.runtime)
@@ -199,23 +244,62 @@ def _is_torchrun(container: dict[str, Any]) -> bool:
     return any(any(marker in word for marker in TORCHRUN) for word in words[:3])
 
 
-def _v1_torch_env(obj: Any, nodes: int, env: list[Any]) -> list[Any]:
-    """RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as the v1 operator set them (envvar.go), for commands
-    that are not torchrun; names the user already sets win."""
-    name = obj.get("metadata", {}).get("name", "")
+def _v1_env(framework: Framework, obj: Any, spec: Any, replica_specs: Any, nodes: int,
+            container: dict[str, Any], env: list[Any]) -> list[Any]:
+    """The rank, size and coordinator variables the v1 operator set (see the module docstring), with Trainer
+    v2's values; names the user already sets win."""
+    name = str(obj.get("metadata", {}).get("name", ""))
+    host = f"{name}-{trainer_api.NODE}-0-0.{name}"  # the v2 rendezvous host (trainer.md §3.8.2, §3.8.5, §3.8.6)
+    rank = CommentedMap(fieldRef=flow_map(fieldPath=COMPLETION_INDEX_FIELD))
+    values: list[tuple[str, Any]]
+    if framework.ml_policy == "torch":
+        if "Master" not in replica_specs or _is_torchrun(container):
+            return []
+        nproc = _nproc_per_node(spec)
+        per_node = nproc if isinstance(nproc, int) else 1  # getNprocPerNodeInt: 1 unless a number
+        values = [("MASTER_ADDR", host), ("MASTER_PORT", str(TRAINER_PORT)), ("WORLD_SIZE", str(nodes * per_node)),
+                  ("RANK", rank)]
+    elif framework.ml_policy == "jax":
+        values = [("COORDINATOR_ADDRESS", host), ("COORDINATOR_PORT", str(TRAINER_PORT)),
+                  ("NUM_PROCESSES", str(nodes)), ("PROCESS_ID", rank)]
+    elif framework.ml_policy == "xgboost":
+        values = [("MASTER_ADDR", host), ("MASTER_PORT", str(TRAINER_PORT)), ("WORLD_SIZE", str(nodes)), ("RANK", rank)]
+        if nodes > 1:
+            workers = ",".join(f"{name}-{trainer_api.NODE}-0-{index}.{name}" for index in range(1, nodes))
+            values += [("WORKER_PORT", str(_v1_port(replica_specs["Worker"], framework))), ("WORKER_ADDRS", workers)]
+    else:
+        return []
     have = {e.get("name") for e in env if isinstance(e, dict)}
-    out = []
-    values = [
-        ("MASTER_ADDR", f"{name}-node-0-0.{name}"),  # the v2 rendezvous host (trainer.md §3.8.2)
-        ("MASTER_PORT", str(TRAINER_PORT)),
-        ("WORLD_SIZE", str(nodes)),
-    ]
+    out: list[Any] = []
     for key, value in values:
-        if key not in have:
-            out.append(flow_map(name=key, value=value))
-    if "RANK" not in have:
-        out.append(CommentedMap(name="RANK", valueFrom=CommentedMap(fieldRef=flow_map(fieldPath=COMPLETION_INDEX_FIELD))))
+        if key in have:
+            continue
+        out.append(CommentedMap(name=key, valueFrom=value) if isinstance(value, CommentedMap) else flow_map(name=key, value=value))
     return out
+
+
+def _nproc_per_node(spec: Any) -> Any:
+    """v1 ``nprocPerNode`` (a string in the v1 API: ``"auto"``, ``"cpu"``, ``"gpu"`` or a number) as an int
+    when it is a number."""
+    value = spec.get("nprocPerNode")
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        return int(value)
+    return value
+
+
+def _v1_port(replica_spec: Any, framework: Framework) -> int:
+    """``getPortFrom<Framework>Job``: the port named ``<framework>job-port`` of the default container, which
+    the v1 defaulting adds (``set<Framework>DefaultPort``) when it is missing."""
+    port_name, default = framework.port
+    pod_spec = (replica_spec.get("template") or {}).get("spec") if isinstance(replica_spec, dict) else None
+    for container in (pod_spec or {}).get("containers") or []:
+        if isinstance(container, dict) and container.get("name") == framework.container:
+            for port in container.get("ports") or []:
+                if isinstance(port, dict) and port.get("name") == port_name and isinstance(port.get("containerPort"), int):
+                    return int(port["containerPort"])
+    return default
 
 
 def _patch(template: dict[str, Any], pod_spec: dict[str, Any], container: dict[str, Any],
@@ -299,17 +383,25 @@ def _convert_mpi(item: ObjectAt, spec: Any, replica_specs: Any, run_policy: Any)
         raise Refused("an MPIJob needs a Launcher and Workers")
     if _replicas(replica_specs["Launcher"]) != 1:
         raise Refused("more than one Launcher")
-    workers = _replicas(replica_specs["Worker"])
+    workers = _replicas(replica_specs["Worker"], MPI_WORKER_DEFAULT_REPLICAS)
+    if workers < 1:
+        raise Refused("no Worker replicas (v1 defaults an MPIJob's Workers to 0): a TrainJob needs at least one node")
     launcher_template = replica_specs["Launcher"].get("template") or {}
     worker_template = replica_specs["Worker"].get("template") or {}
     launcher_container = _main_container(launcher_template.get("spec"), framework.container)
     worker_container = _main_container(worker_template.get("spec"), framework.container)
+    if not worker_container.get("command"):
+        raise Refused("the Worker has no command: v1 ran `sleep 365d` there and reached the workers with kubectl "
+                      "exec; Trainer v2 reaches them over SSH, so the worker command must start sshd (e.g. "
+                      "/usr/sbin/sshd -De): set it, then migrate")
     slots = spec.get("slotsPerWorker", 1)
     implementation = spec.get("mpiImplementation", "OpenMPI")
     if implementation != "OpenMPI":
         raise Refused(f"mpiImplementation {implementation!r}: Trainer v2 supports OpenMPI only")
     mpi = CommentedMap(numProcPerNode=slots, mpiImplementation="OpenMPI", runLauncherAsNode=False)
-    policy = CommentedMap(numNodes=workers, mpi=mpi)
+    # The launcher carries the trainer ancestor label, so its pod count is mlPolicy.numNodes (trainer.md §3.7,
+    # as in the shipped deepspeed runtime): 1. The TrainJob's numNodes goes to the job named node.
+    policy = CommentedMap(numNodes=1, mpi=mpi)
     jobs = [
         _job("launcher", _node_template(launcher_template, launcher_container), True),
         _job("node", _node_template(worker_template, worker_container), False),

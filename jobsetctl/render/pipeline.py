@@ -15,13 +15,16 @@ Steps:
    input it accepts but whose later creations fail (``validate``'s consequence errors, e.g. a JobSet
    whose child Jobs the Job API refuses) goes on, so that the output shows the refused creation where
    it happens (with its ``jobsetctl.dev/render-note``), and the render fails (exit 1), as ``validate``
-   does;
+   does. The cluster is unseen as for ``validate``: a reference to an administered object found in neither
+   the inputs nor the context whose absence only makes the workload wait (a Kueue LocalQueue) is a warning
+   unless ``--strict``; one whose absence refuses a creation stays an error (:mod:`jobsetctl.context`);
 4. ``--gang``: the generated objects and the wired JobSets go through ``validate`` too, as if the user
    had written them (:func:`_validate_generated`);
-5. the fake cluster: the context first (``--runtimes`` files, then, when a TrainJob is submitted, the
-   ClusterTrainingRuntimes Trainer ships, as ``simulate`` installs them), not printed; then the inputs
-   in dependency order (:func:`submission_order`); then the controllers run to a fixed point at time
-   zero (retries scheduled later, e.g. the Job controller's API back-off, never run);
+5. the fake cluster: what it holds before the inputs, not printed (:func:`jobsetctl.context.install`:
+   ``--runtimes`` files, the context's cluster objects, and, when a TrainJob is submitted, the
+   ClusterTrainingRuntimes Trainer ships, as ``simulate`` installs them); then the inputs in dependency
+   order (:func:`submission_order`); then the controllers run to a fixed point at time zero (retries
+   scheduled later, e.g. the Job controller's API back-off, never run);
 6. ``--all-stages``: the pretend step (:mod:`.stages`) and more fixed points.
 
 Bounded time and memory (:mod:`jobsetctl.simulate.limits`): inputs whose ``replicas``/``parallelism``
@@ -42,6 +45,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobsetctl.context import CLUSTER_KINDS, install
 from jobsetctl.diagnostics import Diagnostic, Report, Severity
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.gang import GangOptions, GangPlan, check_options, generate
@@ -61,13 +65,10 @@ from jobsetctl.validate import ValidateOptions, check
 SCHEDULING = "scheduling.k8s.io"
 #: The API group of jobsetctl's own documents (Scenario), which no cluster serves.
 JOBSETCTL_GROUP = "jobsetctl.dev"
-TRAINER = "trainer.kubeflow.org"
-#: What is submitted first, in this order (:func:`submission_order`); everything else follows in input order.
+#: What is submitted first, in this order (:func:`submission_order`): what a cluster holds before workloads
+#: arrive, then the gang objects; everything else follows in input order.
 DEPENDENCY_ORDER: tuple[tuple[str, str], ...] = (
-    ("", "Namespace"),
-    (SCHEDULING, "PriorityClass"),
-    (TRAINER, "ClusterTrainingRuntime"),
-    (TRAINER, "TrainingRuntime"),
+    *CLUSTER_KINDS,
     (SCHEDULING, "Workload"),
     (SCHEDULING, "CompositePodGroup"),
     (SCHEDULING, "PodGroup"),
@@ -133,19 +134,23 @@ class RenderOutcome:
     #: What validate found in inputs that render went on with: warnings, and consequence errors (accepted
     #: inputs whose later creations fail; the output shows the refused creation).
     warnings: Report | None = None
+    #: ``--strict``: warnings fail the render too, as they fail ``validate --strict``.
+    strict: bool = False
 
     @property
     def failed(self) -> bool:
         if self.report is not None:
             return self.report.errors > 0
-        if self.warnings is not None and self.warnings.errors > 0:
+        if self.warnings is not None and (self.warnings.errors > 0 or (self.strict and self.warnings.warnings > 0)):
             return True
         return self.rendered is not None and bool(self.rendered.unexpected or self.rendered.refused_inputs)
 
 
 def render(options: RenderOptions) -> RenderOutcome:
     """Validate and render (see the module docstring). Usage errors raise :class:`~jobsetctl.status.UsageError`."""
-    vopts = options.validate
+    # The cluster render stands for is unseen, as validate's; what render goes on to create needs what the
+    # inputs refer to (jobsetctl.context.soften_unresolved).
+    vopts = dataclasses.replace(options.validate, unseen_cluster=True, creates=True)
     check_options(options.gang, vopts.version)
     explicit = vopts.effective_gates
     stdin = sys.stdin.buffer.read() if "-" in vopts.paths else None
@@ -173,14 +178,14 @@ def render(options: RenderOptions) -> RenderOutcome:
         if refused_at_admission(report):
             return RenderOutcome(report=report)
     try:
-        rendered = _run(options, gates, enabled, submission_order(submitted), vopts)
+        rendered = _run(options, gates, enabled, submission_order(submitted), vopts, outcome.context.cluster_objects())
     except limits.ObjectLimitExceeded as exc:
         diagnostic = limits.limit_diagnostic(exc, records, "render")
         return RenderOutcome(report=Report([diagnostic], files=outcome.report.files, objects=outcome.report.objects))
     rendered.plans = generated.plans
     rendered.passed_over = passed_over
     warnings = outcome.report if outcome.report.warnings or outcome.report.errors else None
-    return RenderOutcome(rendered=rendered, warnings=warnings)
+    return RenderOutcome(rendered=rendered, warnings=warnings, strict=vopts.strict)
 
 
 def refused_at_admission(report: Report) -> bool:
@@ -254,8 +259,9 @@ def _validate_generated(vopts: ValidateOptions, gates: FeatureGates, submitted: 
 
 
 def submission_order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Inputs in dependency order: Namespaces, PriorityClasses, runtimes, Workloads, CompositePodGroups
-    (parents first), PodGroups, then everything else in input order.
+    """Inputs in dependency order: Namespaces, PriorityClasses, Kueue's objects (flavors, topologies, checks,
+    cohorts, queues, WorkloadPriorityClasses), runtimes, Workloads, CompositePodGroups (parents first),
+    PodGroups, then everything else in input order.
 
     Why: the Priority admission plugin resolves ``priorityClassName`` of pods and pod groups at create
     time; the TrainJob webhook and controller resolve ``runtimeRef``; pod groups point at their Workload
@@ -287,13 +293,13 @@ def _composite_depth(obj: dict[str, Any], objects: list[dict[str, Any]]) -> int:
 
 
 def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordered: list[dict[str, Any]],
-         vopts: ValidateOptions) -> Rendered:
-    cluster = FakeCluster(ClusterOptions(vopts.version, gates, seed=options.seed, simulate=False,
+         vopts: ValidateOptions, installed: list[dict[str, Any]]) -> Rendered:
+    cluster = FakeCluster(ClusterOptions(vopts.version, gates, seed=options.seed, simulate=False, kueue=vopts.kueue,
                                          create_pods=options.pods or options.all_stages))
     capture = Capture(cluster.api)
     budget = limits.ObjectBudget(cluster.clock, options.max_objects)
     cluster.api.subscribe(budget)
-    _install_context(cluster, ordered, vopts)
+    install(cluster.api, ordered, installed)
     capture.active = True
     refused: list[str] = []
     for obj in ordered:
@@ -317,32 +323,3 @@ def _run(options: RenderOptions, gates: FeatureGates, enabled: list[str], ordere
         raise
     return Rendered(capture.entries, gates, enabled, refused_inputs=refused, stages=rounds,
                     show_pods=options.pods, show_stages=options.all_stages, inputs=inputs)
-
-
-def _install_context(cluster: FakeCluster, inputs: list[dict[str, Any]], vopts: ValidateOptions) -> None:
-    """``--runtimes`` files, then (when a TrainJob is submitted) the ClusterTrainingRuntimes Trainer
-    ships, each unless an input defines the same object: what ``validate`` resolves ``runtimeRef``
-    against, and what ``simulate`` installs. Not printed: render shows what the inputs create."""
-    from jobsetctl.trainer.catalog import builtin_runtimes
-
-    defined = {_namespaced(obj, cluster) for obj in inputs}
-    if vopts.runtimes:
-        sources, _ = discover(list(vopts.runtimes))
-        for source in sources:
-            for record in load_file(source).records:
-                if _is_api_object(record.obj) and _namespaced(record.obj, cluster) not in defined:
-                    defined.add(_namespaced(record.obj, cluster))
-                    cluster.api.create(copy_tree(record.obj))
-    if any(obj.get("kind") == "TrainJob" for obj in inputs):
-        for runtime in builtin_runtimes():
-            if _namespaced(runtime, cluster) not in defined:
-                cluster.api.create(copy_tree(runtime), skip_admission=True)
-
-
-def _namespaced(obj: dict[str, Any], cluster: FakeCluster) -> tuple[str, str, str, str]:
-    from jobsetctl.kinds.index import is_cluster_scoped
-
-    group, kind, namespace, name = object_key(obj)
-    if not namespace and not is_cluster_scoped(group, kind):
-        namespace = cluster.options.default_namespace
-    return group, kind, namespace, name

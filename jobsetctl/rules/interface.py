@@ -23,6 +23,10 @@ class Rule:
     summary: str
     spec: str = ""
     doc: str = ""
+    #: Its findings say that everything the object leads to is created and then waits (a Kueue Workload
+    #: pending for its queue), so nothing ``render`` or ``simulate`` creates depends on the missing object
+    #: they name: those commands soften them as ``validate`` does (:func:`jobsetctl.context.soften_unresolved`).
+    waits: bool = False
 
     @property
     def fix(self) -> str | None:

@@ -7,6 +7,7 @@ those modules is explicit (yamllint's idea) so that ``all_rules()`` is complete 
 from __future__ import annotations
 
 import importlib
+import textwrap
 
 from jobsetctl.diagnostics import Layer, Severity
 from jobsetctl.rules.interface import Rule
@@ -31,6 +32,10 @@ RULE_MODULES: tuple[str, ...] = (
     "jobsetctl.jobset.podwebhook",
     "jobsetctl.fakecluster.podadmission",
     "jobsetctl.simulate.scenario",
+    "jobsetctl.kueue.job_rules",
+    "jobsetctl.kueue.webhooks",
+    "jobsetctl.kueue.webhook_workload",
+    "jobsetctl.kueue.references",
 )
 
 
@@ -42,14 +47,23 @@ def define(
     *,
     spec: str = "",
     doc: str = "",
+    waits: bool = False,
 ) -> Rule:
     """Register a rule. A second definition of the same id is a programming error."""
-    rule = Rule(rule_id, layer, severity, summary, spec, doc)
+    rule = Rule(rule_id, layer, severity, summary, spec, doc, waits)
     existing = _RULES.get(rule_id)
     if existing is not None and existing != rule:
         raise ValueError(f"rule {rule_id!r} defined twice")
     _RULES[rule_id] = rule
     return rule
+
+
+def example_doc(why: str, passing: str, failing: str) -> str:
+    """A rule's ``doc``: why it matters, then a passing and a failing manifest."""
+    def block(text: str) -> str:
+        return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
+
+    return f"{textwrap.dedent(why).strip()}\n\nPasses:\n\n{block(passing)}\n\nFails:\n\n{block(failing)}\n"
 
 
 def _load_all() -> None:

@@ -3,16 +3,20 @@
 The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOptions` and
 :class:`OutputOptions`, calls :func:`execute` and maps the outcome to an exit status:
 
-* input problems found before the run (unreadable files, YAML errors, ``scenario-*`` rules) come back as
-  a :class:`~jobsetctl.diagnostics.Report`, nothing runs and nothing is written (exit 1; the CLI renders
+* input problems found before the run (unreadable files, YAML errors, ``scenario-*`` rules, a Scenario's
+  unsupported ``kubernetesVersion`` or unknown feature gate) come back, all of them at once, as a
+  :class:`~jobsetctl.diagnostics.Report`, nothing runs and nothing is written (exit 1; the CLI renders
   the report like ``validate``);
 * otherwise the simulation runs, the requested files are written atomically, stdout gets the chart (or
   JSON), and the outcome is ``failed`` when any object was rejected during the run (exit 1);
-* usage errors (unsupported version, unknown gate, an output directory that does not exist) raise
+* usage errors (an unsupported ``--kubernetes-version``, an unknown gate in ``--feature-gates``, an output
+  directory that does not exist) raise
   :class:`~jobsetctl.status.UsageError` before anything runs (exit 2);
 * submissions and actions timed after ``until`` get a warning each on ``stderr`` (they never happen);
-* validate's lint findings on the submitted objects are written to ``stderr`` before the run, as validate
-  prints them (a replicated job that depends on itself would otherwise only wait in the chart);
+* validate's lint findings on the submitted objects, and its findings on Kueue queues found in neither the
+  inputs nor the context (``--context``), are written to ``stderr`` before the run, as validate prints them
+  (a replicated job that depends on itself, or a job queued to a LocalQueue the simulated cluster lacks,
+  would otherwise only wait in the chart); they do not change the exit status;
 * a run whose controllers create more objects than :mod:`jobsetctl.simulate.limits` allows is abandoned
   and reported like an input problem (exit 1), at the input the objects descend from.
 """
@@ -21,24 +25,39 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from rich.console import Console
 
 from jobsetctl.atomicio import atomic_write_text
-from jobsetctl.diagnostics import Report
+from jobsetctl.diagnostics import Diagnostic, Report
 from jobsetctl.kube.duration import format_duration
+from jobsetctl.simulate.htmlpage import render_html
 from jobsetctl.simulate.inputs import Inputs, load_inputs
 from jobsetctl.simulate.limits import ObjectLimitExceeded, limit_diagnostic
-from jobsetctl.simulate.picture import render_html, render_svg
+from jobsetctl.simulate.picture import render_svg
 from jobsetctl.simulate.report import render_json
-from jobsetctl.simulate.runner import Plan, SimulateOptions, SimulationResult, after_the_end, plan, run_plan
+from jobsetctl.simulate.runner import (
+    Plan,
+    SimulateOptions,
+    SimulationResult,
+    after_the_end,
+    plan,
+    run_plan,
+    settings_problems,
+)
 from jobsetctl.simulate.summary import Summary, summarize
 from jobsetctl.simulate.terminal import render_terminal
-from jobsetctl.simulate.timeline import Timeline, annotate_groups, build_timeline
+from jobsetctl.simulate.timeline import Timeline, annotate_groups, build_timeline, chart_end
 from jobsetctl.simulate.trace import render_trace
+from jobsetctl.simulate.verdict import Verdict, judge_never_started
 from jobsetctl.status import UsageError
+
+#: Width of the text output when stdout is not a terminal and ``COLUMNS`` is not set (CI logs, ``| less``,
+#: a file): wide enough for a readable chart and unabridged summary headings.
+PIPE_WIDTH = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +68,7 @@ class OutputOptions:
     svg: str | None = None
     html: str | None = None
     color: bool = False
-    #: Terminal width for the chart; None asks the terminal (80 when it is not one).
+    #: Width of the text output (``--width``); None: :func:`output_width` decides.
     width: int | None = None
 
 
@@ -59,6 +78,8 @@ class SimulateOutcome:
     report: Report | None = None
     result: SimulationResult | None = None
     summary: Summary | None = None
+    #: A verdict per workload that never started (``--fail-if-pending`` exits 1 when there is one).
+    never_started: list[Verdict] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -91,6 +112,8 @@ def execute(
     for option, path in (("--trace", outputs.trace), ("--svg", outputs.svg), ("--html", outputs.html)):
         _check_target(option, path)
     inputs = load_inputs(list(options.paths), options.nodes_file, options.max_objects)
+    inputs.diagnostics.extend(settings_problems(inputs, options))
+    inputs.diagnostics.sort(key=Diagnostic.sort_key)
     if inputs.errors:
         return SimulateOutcome(report=Report(inputs.diagnostics, files=inputs.files,
                                              objects=len(inputs.all_records())))
@@ -119,19 +142,22 @@ def execute(
     timeline = build_timeline(result.events, result.ledger, result.end_time)
     annotate_groups(timeline, result.ledger, result.group_records)
     summary = summarize(result.events, result.ledger, timeline)
-    write_files(result, timeline, summary, outputs)
+    verdicts = judge_never_started(result.cluster, summary, timeline)
+    result.cluster = None  # the verdicts were its last reader: let it go before the outputs are made
+    axis_end = chart_end(timeline, until_asked=options.until is not None)
+    write_files(result, timeline, summary, outputs, axis_end)
     if outputs.format == "json":
         stdout.write(render_json(result, summary))
     else:
         # Rendered into a buffer, then written at once: rich turns a broken pipe (``simulate | head``) into
         # SystemExit(1), where the CLI's own handling of BrokenPipeError exits 0 as every command does.
-        width = outputs.width or Console(file=stdout, force_terminal=outputs.color or None).width
+        width = output_width(outputs.width, stdout, os.environ)
         buffer = io.StringIO()
         console = Console(file=buffer, width=width, color_system="auto" if outputs.color else None,
                           force_terminal=outputs.color or None, highlight=False, emoji=False, soft_wrap=True)
-        render_terminal(console, result, timeline, summary)
+        render_terminal(console, result, timeline, summary, axis_end)
         stdout.write(buffer.getvalue())
-    return SimulateOutcome(result=result, summary=summary)
+    return SimulateOutcome(result=result, summary=summary, never_started=verdicts)
 
 
 def _lint_warnings(inputs: Inputs, the_plan: Plan, stderr: TextIO) -> None:
@@ -140,24 +166,39 @@ def _lint_warnings(inputs: Inputs, the_plan: Plan, stderr: TextIO) -> None:
     from jobsetctl.validate import lint_records
 
     records = inputs.all_records()
-    found = lint_records(records, AdmissionContext(the_plan.version, the_plan.gates))
+    found = lint_records(records, AdmissionContext(the_plan.version, the_plan.gates, kueue=the_plan.kueue),
+                         the_plan.context)
     if found:
         stderr.write(REPORTERS["text"](color=False).render(Report(found, files=inputs.files, objects=len(records))))
 
 
-def write_files(result: SimulationResult, timeline: Timeline, summary: Summary, outputs: OutputOptions) -> None:
+def output_width(width: int | None, stdout: TextIO, environ: Mapping[str, str]) -> int:
+    """``--width``, else ``COLUMNS``, else the terminal's width, else :data:`PIPE_WIDTH` (not a terminal:
+    rich would say 80, which squeezes the chart to a few columns and cuts the summary's headings)."""
+    if width:
+        return width
+    columns = environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    isatty = getattr(stdout, "isatty", None)
+    if callable(isatty) and isatty():
+        return Console(file=stdout).width
+    return PIPE_WIDTH
+
+
+def write_files(result: SimulationResult, timeline: Timeline, summary: Summary, outputs: OutputOptions,
+                axis_end: float | None = None) -> None:
     """Only the files asked for, each atomically (a failure leaves the previous file as it was). Every
     content is made before the first file is written, so that a failure while making one writes none."""
     title = f"jobsetctl simulate: {result.name}"
+    end = timeline.end_time if axis_end is None else axis_end
     contents: list[tuple[str, str, str]] = []
     if outputs.trace:
         contents.append(("--trace", outputs.trace, render_trace(timeline, result.ledger, result.events, result.name)))
     if outputs.svg:
-        contents.append(("--svg", outputs.svg, render_svg(timeline, title)))
+        contents.append(("--svg", outputs.svg, render_svg(timeline, title, end)))
     if outputs.html:
-        subtitle = (f"Kubernetes {result.version.value} · {len(result.ledger.nodes)} nodes · "
-                    f"seed {result.seed} · end {result.end_time:g}s")
-        contents.append(("--html", outputs.html, render_html(timeline, summary, title, subtitle)))
+        contents.append(("--html", outputs.html, render_html(result, timeline, summary, title, end)))
     for option, path, text in contents:
         try:
             atomic_write_text(path, text)

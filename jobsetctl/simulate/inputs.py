@@ -69,6 +69,12 @@ def load_inputs(paths: list[str], nodes_file: str | None, max_objects: int = lim
     if not paths:
         raise UsageError("no input: give a Scenario file, manifests (files or directories), or - for stdin")
     sources, problems = discover(list(paths))
+    if nodes_file is not None:
+        # ``simulate manifests/ --nodes manifests/nodes.yaml``: the nodes file is read as nodes, once, not
+        # also as a manifest submitted at time zero (its nodes would be defined twice).
+        node_sources, _ = discover([nodes_file])
+        taken = {_cache_key(source) for source in node_sources}
+        sources = [source for source in sources if _cache_key(source) not in taken]
     diagnostics = _source_diagnostics(problems)
     cache: dict[str, LoadedFile] = {}
     files = _load_sources(sources, cache)
@@ -93,7 +99,9 @@ def load_inputs(paths: list[str], nodes_file: str | None, max_objects: int = lim
     if plain:
         inputs.submissions.append(sc.Submission(0.0, -1, records=plain))
     if scenario_record is not None:
-        scenario, scenario_diagnostics = sc.parse_scenario(scenario_record)
+        # Partial: a Scenario with errors is still read as far as it goes, so that its submitted files and
+        # node names are checked in the same run (every problem at once; nothing runs while one is left).
+        scenario, scenario_diagnostics = sc.parse_scenario(scenario_record, partial=True)
         inputs.diagnostics.extend(scenario_diagnostics)
         if scenario is not None:
             inputs.scenario = scenario
@@ -104,8 +112,7 @@ def load_inputs(paths: list[str], nodes_file: str | None, max_objects: int = lim
     if nodes_file is not None:
         _load_nodes_file(nodes_file, inputs)
     _check_node_names(inputs)
-    if not inputs.errors:
-        _check_size(inputs, max_objects)
+    _check_size(inputs, max_objects)
     inputs.diagnostics.sort(key=Diagnostic.sort_key)
     return inputs
 

@@ -1,39 +1,43 @@
-"""``simulate --svg FILE`` / ``--html FILE``: the Gantt chart as a picture for a README or a pull request.
+"""``simulate --svg FILE``: the Gantt chart as a picture for a README or a pull request.
 
 The SVG is self-contained (no scripts, no external fonts or stylesheets: GitHub renders it inline in
-Markdown) and deterministic (same run, same bytes). Rows and colours are those of the terminal chart
-(:mod:`.timeline`, :mod:`.gantt`): waiting in amber, running coloured by the row's outcome, suspended in
-light blue, marks as small triangles with a ``<title>`` tooltip. The HTML page embeds the SVG and adds
-the summary as a table.
+Markdown) and deterministic (same run, same bytes). Rows, states and marks are those of the terminal
+chart (:mod:`.timeline`, :mod:`.chartstyle`): waiting in amber, partly running as a half bar, running in
+blue, suspended in light blue, a failed node's row in grey; event marks are small triangles above the
+bar, the outcome a circle (done), cross (failed) or square (deleted) where the row ended, each with a
+``<title>`` tooltip. Marks that would overlap are moved apart; axis labels that would overlap are left
+out; row labels use the terminal's shortening (:mod:`.labels`). The HTML page (:mod:`.htmlpage`) embeds
+the same picture without its heading.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from html import escape
 
 from jobsetctl.kube.duration import format_duration
-from jobsetctl.simulate.gantt import tick_times
-from jobsetctl.simulate.summary import Summary
-from jobsetctl.simulate.timeline import Row, Timeline
+from jobsetctl.simulate.chartstyle import MARKS, OUTCOME_STYLES, OUTCOME_WORDS, STATES, legend_items
+from jobsetctl.simulate.gantt import ordered_marks, tick_times, used_styles
+from jobsetctl.simulate.labels import fit_labels, row_label_sources
+from jobsetctl.simulate.timeline import Mark, Row, Timeline
 
 WIDTH = 1100
 LABEL_X = 8
 CHART_X = 300
 STATE_WIDTH = 90
 ROW_HEIGHT = 18
-TOP = 48
 BAR_HEIGHT = 12
+FONT_SIZE = 11
 FONT = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
-RUN_COLOURS = {
-    "succeeded": "#2e9e5b", "failed": "#d64545", "preempted": "#8e44ad", "deleted": "#9a9a9a",
-    "running": "#2d8fd5", "waiting": "#2d8fd5", "suspended": "#2d8fd5",
-}
-WAIT_COLOUR = "#f2c14e"
-SUSPENDED_COLOUR = "#a9d6f5"
-MARK_COLOURS = {"preempted": "#8e44ad", "restart": "#222222", "failed": "#d64545"}
-MARK_WORDS = {"preempted": "preempted", "restart": "restart", "failed": "pod failed"}
-MAX_LABEL = 40
+#: Advance of one character of the monospace font at FONT_SIZE (0.6 em), for the layout.
+CHAR_WIDTH = 0.6 * FONT_SIZE
+#: Characters of a row label that fit left of the chart.
+MAX_LABEL = int((CHART_X - LABEL_X - 12) / CHAR_WIDTH)
+#: A mark is this wide; marks closer than this are moved apart.
+MARK_SIZE = 8.0
+MARK_GAP = 1.0
+LEGEND_LINE = 16
 
 
 def _text(value: str) -> str:
@@ -48,130 +52,175 @@ def _when(seconds: float) -> str:
     return format_duration(seconds) if seconds else "0s"
 
 
-def render_svg(timeline: Timeline, title: str) -> str:
+def render_svg(timeline: Timeline, title: str, axis_end: float | None = None, *, heading: bool = True) -> str:
+    """The chart; ``axis_end`` (default: the run's end) is where the time axis stops. ``heading=False``
+    leaves the title out of the picture (the HTML page has it as its heading)."""
     rows = timeline.rows
+    end_time = timeline.end_time if axis_end is None else axis_end
     chart_width = WIDTH - CHART_X - STATE_WIDTH - 10
-    end = timeline.end_time if timeline.end_time > 0 else 1.0
-    height = TOP + ROW_HEIGHT * max(len(rows), 1) + 40
+    end = end_time if end_time > 0 else 1.0
+    top = 48 if heading else 24
+    legend = _legend_lines(rows)
+    height = top + ROW_HEIGHT * max(len(rows), 1) + 20 + LEGEND_LINE * len(legend)
 
     def x_of(time: float) -> float:
         return CHART_X + min(max(time, 0.0), end) / end * chart_width
 
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="{FONT}" font-size="11">',
-        f"<title>{_text(title)}</title>",
-        f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>',
-        f'<text x="{LABEL_X}" y="18" font-size="13" font-weight="bold">{_text(title)}</text>',
+        f'viewBox="0 0 {WIDTH} {height}" font-family="{FONT}" font-size="{FONT_SIZE}" role="img" '
+        f'aria-label="{_text(title)}">',
     ]
-    grid_bottom = TOP + ROW_HEIGHT * max(len(rows), 1)
-    for tick in tick_times(timeline.end_time, 8):
-        x = _number(x_of(tick))
-        out.append(f'<line x1="{x}" y1="{TOP - 6}" x2="{x}" y2="{grid_bottom}" stroke="#e3e3e3"/>')
-        out.append(f'<text x="{x}" y="{TOP - 10}" text-anchor="middle" fill="#555">{_text(_when(tick))}</text>')
-    for index, row in enumerate(rows):
-        out.extend(_row(row, index, x_of))
+    if heading:
+        out.append(f"<title>{_text(title)}</title>")
+    out.append(f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>')
+    if heading:
+        out.append(f'<text x="{LABEL_X}" y="18" font-size="13" font-weight="bold">{_text(title)}</text>')
+    grid_bottom = top + ROW_HEIGHT * max(len(rows), 1)
+    taken_until = float("-inf")
+    for tick in tick_times(end_time, 8):
+        x = x_of(tick)
+        label = _when(tick)
+        half = len(label) * CHAR_WIDTH / 2
+        out.append(f'<line x1="{_number(x)}" y1="{top - 6}" x2="{_number(x)}" y2="{grid_bottom}" stroke="#e3e3e3"/>')
+        if x - half <= taken_until + 4:
+            continue  # its label would overlap the previous one
+        taken_until = x + half
+        out.append(f'<text x="{_number(x)}" y="{top - 10}" text-anchor="middle" fill="#555">{_text(label)}</text>')
+    labels = fit_labels(row_label_sources(rows), MAX_LABEL, indent="  ")
+    for index, (row, label) in enumerate(zip(rows, labels, strict=True)):
+        out.extend(_row(row, label, index, top, end, x_of))
     if not rows:
-        out.append(f'<text x="{CHART_X}" y="{TOP + 12}" fill="#777">no workloads ran</text>')
-    out.extend(_legend(height - 14))
+        out.append(f'<text x="{CHART_X}" y="{top + 12}" fill="#777">no workloads ran</text>')
+    for line, items in enumerate(legend):
+        out.extend(_legend(items, grid_bottom + 24 + LEGEND_LINE * line))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _row(row: Row, index: int, x_of: Callable[[float], float]) -> list[str]:
-    y = TOP + index * ROW_HEIGHT
+def _row(row: Row, label: str, index: int, top: float, end: float, x_of: Callable[[float], float]) -> list[str]:
+    y = top + index * ROW_HEIGHT
     bar_y = y + (ROW_HEIGHT - BAR_HEIGHT) / 2
     parts: list[str] = []
     if index % 2 == 0:
         parts.append(f'<rect x="0" y="{y}" width="{WIDTH}" height="{ROW_HEIGHT}" fill="#f7f7f9"/>')
-    label = ("  " * row.depth + row.label)
-    if len(label) > MAX_LABEL:
-        label = label[: MAX_LABEL - 1] + "…"
     weight = ' font-weight="bold"' if row.kind == "header" else ""
     parts.append(f'<text x="{LABEL_X}" y="{y + 13}" xml:space="preserve"{weight}>{_text(label)}</text>')
     for segment in row.segments:
-        x0, x1 = x_of(segment.start), x_of(segment.end)
-        if segment.state == "run":
-            colour = RUN_COLOURS.get(row.outcome, "#2d8fd5")
-        else:
-            colour = WAIT_COLOUR if segment.state == "wait" else SUSPENDED_COLOUR
+        if segment.start >= end and segment.start > 0:
+            continue
+        style = STATES[segment.state]
+        x0, x1 = x_of(segment.start), x_of(min(segment.end, end))
         width = max(x1 - x0, 1.0)
-        word = {"run": "running", "wait": "waiting", "suspended": "suspended"}[segment.state]
-        tooltip = f"{row.label}: {word} {_when(segment.start)}–{_when(segment.end)}"
-        parts.append(
-            f'<rect x="{_number(x0)}" y="{_number(bar_y)}" width="{_number(width)}" height="{BAR_HEIGHT}" '
-            f'fill="{colour}"><title>{_text(tooltip)}</title></rect>'
-        )
-    for mark in row.marks:
-        x = x_of(mark.time)
-        top = bar_y - 3
-        points = f"{_number(x - 4)},{_number(top)} {_number(x + 4)},{_number(top)} {_number(x)},{_number(top + 7)}"
-        tooltip = f"{row.label}: {MARK_WORDS[mark.kind]} at {_when(mark.time)}"
-        parts.append(f'<polygon points="{points}" fill="{MARK_COLOURS[mark.kind]}"><title>{_text(tooltip)}</title></polygon>')
-    state_x = WIDTH - STATE_WIDTH
-    colour = RUN_COLOURS.get(row.outcome, "#555") if row.outcome not in ("waiting",) else "#b07d00"
-    parts.append(f'<text x="{state_x}" y="{y + 13}" fill="{colour}">{_text(row.outcome)}</text>')
-    return parts
-
-
-def _legend(y: float) -> list[str]:
-    items = [
-        ("rect", WAIT_COLOUR, "waiting"), ("rect", RUN_COLOURS["succeeded"], "succeeded"),
-        ("rect", RUN_COLOURS["running"], "running"), ("rect", RUN_COLOURS["failed"], "failed"),
-        ("rect", SUSPENDED_COLOUR, "suspended"), ("mark", MARK_COLOURS["preempted"], "preempted"),
-        ("mark", MARK_COLOURS["restart"], "restart"), ("mark", MARK_COLOURS["failed"], "pod failed"),
-    ]
-    parts: list[str] = []
-    x = LABEL_X
-    for shape, colour, word in items:
-        if shape == "rect":
-            parts.append(f'<rect x="{x}" y="{y - 9}" width="12" height="10" fill="{colour}"/>')
+        tooltip = _text(f"{row.label}: {style.word} {_when(segment.start)}–{_when(segment.end)}")
+        if style.half:
+            parts.append(f'<rect x="{_number(x0)}" y="{_number(bar_y)}" width="{_number(width)}" '
+                         f'height="{BAR_HEIGHT}" fill="{style.under}"><title>{tooltip}</title></rect>')
+            parts.append(f'<rect x="{_number(x0)}" y="{_number(bar_y + BAR_HEIGHT / 2)}" width="{_number(width)}" '
+                         f'height="{_number(BAR_HEIGHT / 2)}" fill="{style.colour}"><title>{tooltip}</title></rect>')
         else:
-            parts.append(f'<polygon points="{x + 2},{y - 9} {x + 10},{y - 9} {x + 6},{y - 2}" fill="{colour}"/>')
-        parts.append(f'<text x="{x + 16}" y="{y}">{_text(word)}</text>')
-        x += 28 + 7 * len(word)
+            parts.append(f'<rect x="{_number(x0)}" y="{_number(bar_y)}" width="{_number(width)}" '
+                         f'height="{BAR_HEIGHT}" fill="{style.colour}"><title>{tooltip}</title></rect>')
+    for x, mark in place_marks(ordered_marks(row), x_of, end):
+        parts.append(_mark(mark, x, bar_y, f"{row.label}: {MARKS[mark.kind].word} at {_when(mark.time)}"))
+    _, colour = OUTCOME_STYLES.get(row.outcome, ("", "#555"))
+    word = OUTCOME_WORDS.get(row.outcome, row.outcome)
+    parts.append(f'<text x="{WIDTH - STATE_WIDTH}" y="{y + 13}" fill="{colour}">{_text(word)}</text>')
     return parts
 
 
-def render_html(timeline: Timeline, summary: Summary, title: str, subtitle: str) -> str:
-    svg = render_svg(timeline, title)
-    rows = []
-    for stats in summary.workloads:
-        kind, namespace, name = stats.key
+def place_marks(marks: list[Mark], x_of: Callable[[float], float], end: float) -> list[tuple[float, Mark]]:
+    """The x of each mark's centre, moved right (or, past the right edge, left) until it overlaps none
+    placed before it: two marks of one instant both stay visible. Once the row has no room left the rest
+    are left out (a JobSet restarting every second has more restarts than a row has room for marks)."""
+    left, right = x_of(0.0), x_of(end)
+    step = MARK_SIZE + MARK_GAP
+    room = int((right - left) / step) + 1
+    xs: list[float] = []  # placed centres, sorted
+    placed: list[tuple[float, Mark]] = []
+    for mark in marks:
+        if len(placed) >= room:
+            break
+        if mark.time > end:
+            continue
+        x = _free_x(x_of(mark.time), xs, step, left - MARK_SIZE / 2, right + MARK_SIZE / 2)
+        if x is not None:
+            bisect.insort(xs, x)
+            placed.append((x, mark))
+    return placed
 
-        def when(value: float | None) -> str:
-            return _when(value) if value is not None else "–"
 
-        cells = [f"{kind} {namespace}/{name}", stats.state, when(stats.submitted), when(stats.time_to_admission),
-                 when(stats.queueing), when(stats.finished), str(stats.preemptions), str(stats.restarts),
-                 f"{float(stats.gpu_seconds) / 3600:.1f}"]
-        rows.append("<tr>" + "".join(f"<td>{_text(c)}</td>" for c in cells) + "</tr>")
-    headers = ["workload", "state", "submitted", "time to admission", "queueing", "finished", "preemptions",
-               "restarts", "GPU-hours"]
-    used, allocatable = float(summary.gpu_used) / 3600, float(summary.gpu_allocatable) / 3600
-    makespan = _when(summary.makespan) if summary.makespan is not None else "n/a"
-    totals = (f"makespan {makespan} · GPU-hours used {used:.1f} of {allocatable:.1f} · "
-              f"preemptions {summary.preemptions} · restarts {summary.restarts} · rejected {summary.rejected}")
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        f"<title>{_text(title)}</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
-        "table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;text-align:right}"
-        "td:first-child,th:first-child,td:nth-child(2),th:nth-child(2){text-align:left}"
-        "tr:nth-child(even){background:#f4f4f6}svg{max-width:100%;height:auto}</style>",
-        "</head>",
-        "<body>",
-        f"<h1>{_text(title)}</h1>",
-        f"<p>{_text(subtitle)}</p>",
-        svg.rstrip("\n"),
-        f"<p>{_text(totals)}</p>",
-        "<table>",
-        "<tr>" + "".join(f"<th>{_text(h)}</th>" for h in headers) + "</tr>",
-        *rows,
-        "</table>",
-        "</body>",
-        "</html>",
-    ]) + "\n"
+def _clashes(x: float, xs: list[float], step: float) -> list[float]:
+    index = bisect.bisect_left(xs, x)
+    return [xs[i] for i in (index - 1, index) if 0 <= i < len(xs) and abs(xs[i] - x) < step]
+
+
+def _free_x(wanted: float, xs: list[float], step: float, low: float, high: float) -> float | None:
+    """The nearest position right of ``wanted`` (else left of it) at least ``step`` from every placed one;
+    each move passes one placed mark, so the search is bounded by the marks placed."""
+    for direction in (1, -1):
+        x = wanted
+        while (near := _clashes(x, xs, step)) and low <= x <= high:
+            x = (max(near) if direction > 0 else min(near)) + direction * step
+        if low <= x <= high and not near:
+            return x
+    return None
+
+
+def _mark(mark: Mark, x: float, bar_y: float, tooltip: str) -> str:
+    style = MARKS[mark.kind]
+    half = MARK_SIZE / 2
+    title = f"<title>{_text(tooltip)}</title>"
+    middle = bar_y + BAR_HEIGHT / 2
+    if style.shape == "triangle":
+        top = bar_y - 3
+        points = f"{_number(x - half)},{_number(top)} {_number(x + half)},{_number(top)} {_number(x)},{_number(top + 7)}"
+        return f'<polygon points="{points}" fill="{style.colour}">{title}</polygon>'
+    if style.shape == "circle":
+        return (f'<circle cx="{_number(x)}" cy="{_number(middle)}" r="{_number(half)}" fill="{style.colour}" '
+                f'stroke="#ffffff" stroke-width="1">{title}</circle>')
+    if style.shape == "square":
+        return (f'<rect x="{_number(x - half)}" y="{_number(middle - half)}" width="{_number(MARK_SIZE)}" '
+                f'height="{_number(MARK_SIZE)}" fill="{style.colour}" stroke="#ffffff" stroke-width="1">{title}</rect>')
+    # cross
+    a, b = half - 0.5, half - 0.5
+    path = (f"M{_number(x - a)},{_number(middle - b)} L{_number(x + a)},{_number(middle + b)} "
+            f"M{_number(x + a)},{_number(middle - b)} L{_number(x - a)},{_number(middle + b)}")
+    return f'<path d="{path}" stroke="{style.colour}" stroke-width="2.5" fill="none">{title}</path>'
+
+
+def _legend_lines(rows: list[Row]) -> list[list[tuple[str, str]]]:
+    """The legend items the rows use, in lines that fit the picture's width."""
+    lines: list[list[tuple[str, str]]] = [[]]
+    x = float(LABEL_X)
+    for kind, name in legend_items(*used_styles(rows)):
+        word = STATES[name].word if kind == "state" else MARKS[name].word
+        advance = 28 + CHAR_WIDTH * len(word)
+        if x + advance > WIDTH and lines[-1]:
+            lines.append([])
+            x = float(LABEL_X)
+        lines[-1].append((kind, name))
+        x += advance
+    return lines if lines[0] else []
+
+
+def _legend(items: list[tuple[str, str]], y: float) -> list[str]:
+    parts: list[str] = []
+    x = float(LABEL_X)
+    for kind, name in items:
+        if kind == "state":
+            style = STATES[name]
+            if style.half:
+                parts.append(f'<rect x="{_number(x)}" y="{y - 9}" width="12" height="10" fill="{style.under}"/>')
+                parts.append(f'<rect x="{_number(x)}" y="{y - 4}" width="12" height="5" fill="{style.colour}"/>')
+            else:
+                parts.append(f'<rect x="{_number(x)}" y="{y - 9}" width="12" height="10" fill="{style.colour}"/>')
+            word = style.word
+        else:
+            mark = MARKS[name]
+            bar_y = y - 6 if mark.shape == "triangle" else y - 10
+            parts.append(_mark(Mark(0, name), x + 6, bar_y, "").replace("<title></title>", ""))
+            word = mark.word
+        parts.append(f'<text x="{_number(x + 16)}" y="{y}">{_text(word)}</text>')
+        x += 28 + CHAR_WIDTH * len(word)
+    return parts

@@ -18,8 +18,9 @@ The objects in the store (nodes apart) are counted as they are created: past
 :data:`~jobsetctl.simulate.limits.MAX_OBJECTS` the run is abandoned with :class:`ObjectLimitExceeded`
 (which names the owners of the runaway object), rather than growing without bound.
 
-Before time zero the cluster gets its nodes (Scenario pools, ``--nodes``) and, when a TrainJob is
-submitted, the ClusterTrainingRuntimes Kubeflow Trainer ships.
+Before time zero the cluster gets its nodes (Scenario pools, ``--nodes``), the context's cluster objects
+(``--context``: PriorityClasses, Kueue's queues and flavors, runtimes) and, when a TrainJob is submitted, the
+ClusterTrainingRuntimes Kubeflow Trainer ships (:func:`jobsetctl.context.install`, as ``render``).
 
 Determinism: the cluster's randomness comes from the seed only, timers break ties by scheduling order,
 and nothing here iterates over unordered sets, so one seed gives one timeline.
@@ -29,16 +30,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from jobsetctl.context import ContextFiles, install
 from jobsetctl.diagnostics import Diagnostic
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.fakecluster.events import KubeEvent, SimEvent
 from jobsetctl.gctune import paused
+from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION, KubeVersion
 from jobsetctl.loader.objects import ObjectRecord
+from jobsetctl.loader.sources import Source
 from jobsetctl.simulate import access, limits
 from jobsetctl.simulate.actions import apply_action
 from jobsetctl.simulate.final import final_states
@@ -48,6 +52,9 @@ from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
 from jobsetctl.simulate.scenario import Action
 from jobsetctl.status import UsageError
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 #: Virtual seconds without any write after which retries alone do not keep a run going.
 QUIET_WINDOW = 3600.0
@@ -72,6 +79,11 @@ class SimulateOptions:
     feature_gates: str | None = None
     #: ``--max-objects``: the guard of :mod:`jobsetctl.simulate.limits`.
     max_objects: int = limits.MAX_OBJECTS
+    #: ``--kueue-config``: Kueue's Configuration file (a Scenario's ``spec.kueue.configuration`` wins).
+    kueue_config: str | None = None
+    #: ``--context`` and the configuration's ``context:``: files whose cluster objects the cluster holds before
+    #: time zero (:mod:`jobsetctl.context`).
+    context: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -85,6 +97,11 @@ class Plan:
     enabled_gates: list[str]
     until: float | None
     max_objects: int = limits.MAX_OBJECTS
+    #: Kueue's configuration when Kueue runs, else None: :func:`kueue_runs`.
+    kueue: KueueConfiguration | None = None
+    #: The context (``--context``): its files, and the cluster objects created before time zero.
+    context: ContextFiles | None = None
+    installed: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -110,6 +127,9 @@ class SimulationResult:
     invariant_checks: int | None = None
     #: The number of timeline events at which the run would have stopped (``stopReason: limit``).
     event_limit: int = limits.MAX_EVENTS
+    #: The cluster as the run left it (the verdicts on workloads that never started read its nodes and
+    #: pending pods); None for results made by hand.
+    cluster: FakeCluster | None = field(default=None, repr=False)
 
     @property
     def rejected(self) -> int:
@@ -144,7 +164,65 @@ def plan(inputs: Inputs, options: SimulateOptions) -> Plan:
     objects = [record.obj for record in inputs.all_records()]
     gates, enabled = turned_on(explicit, needed_gates(objects, version))
     until = options.until if options.until is not None else (scenario.until if scenario else None)
-    return Plan(inputs, version, gates, enabled, until, options.max_objects)
+    config = kueue_configuration(inputs, options)
+    context, installed = _context(inputs, options, AdmissionContext(version, gates, kueue=config))
+    kueue = config if kueue_runs(inputs, config, [*objects, *installed]) else None
+    return Plan(inputs, version, gates, enabled, until, options.max_objects, kueue, context, installed)
+
+
+def _context(inputs: Inputs, options: SimulateOptions,
+             ctx: AdmissionContext) -> tuple[ContextFiles | None, list[dict[str, Any]]]:
+    """The context's files (the inputs' own files left out) and the cluster objects among them."""
+    if not options.context:
+        return None, []
+    files = {record.file for record in inputs.all_records()}
+    files.update(record.file for record in inputs.node_records)
+    if inputs.scenario is not None:
+        files.add(inputs.scenario.file)
+    sources = [Source(name, name) for name in sorted(files)]
+    context = ContextFiles.discover(options.context, sources, ctx, explicit=True)
+    return context, context.cluster_objects()
+
+
+def kueue_configuration(inputs: Inputs, options: SimulateOptions) -> KueueConfiguration:
+    """The Scenario's ``spec.kueue.configuration``, else ``--kueue-config``, else the one Kueue ships."""
+    from jobsetctl.kueue.config import SHIPPED, load_kueue_config
+
+    scenario = inputs.scenario
+    from_file = load_kueue_config(options.kueue_config) if options.kueue_config else None
+    if scenario is not None and scenario.kueue_configuration is not None:
+        return scenario.kueue_configuration
+    return from_file or SHIPPED
+
+
+def kueue_runs(inputs: Inputs, config: KueueConfiguration, objects: list[dict[str, Any]]) -> bool:
+    """Whether Kueue runs: the Scenario has ``spec.kueue``, the inputs or the context hold a ClusterQueue
+    (``objects``), or a job Kueue manages names a queue (the ``kueue.x-k8s.io/queue-name`` label). A job that
+    says it is queued is held by Kueue, as ``render`` shows it (suspended, with its Workload), rather than
+    started as if it were not; without its queues it waits, and the warnings before the run say why."""
+    from jobsetctl.kueue.workload import group_kind, queue_name
+
+    if inputs.scenario is not None and inputs.scenario.kueue is not None:
+        return True
+    return any(group_kind(obj) == ("kueue.x-k8s.io", "ClusterQueue")
+               or (queue_name(obj) and config.manages(*group_kind(obj))) for obj in objects)
+
+
+def settings_problems(inputs: Inputs, options: SimulateOptions) -> list[Diagnostic]:
+    """The Scenario's ``kubernetesVersion`` and ``featureGates`` that the run would use and that are not
+    valid, as diagnostics at their position (:func:`jobsetctl.simulate.scenario.settings_problems`):
+    reported with the Scenario's other problems, in one run (:func:`plan` would raise them one at a time).
+    Values the command line overrides are not used, so not checked."""
+    from jobsetctl.simulate.settings import settings_problems as scenario_settings_problems
+
+    if inputs.scenario is None:
+        return []
+    if options.kubernetes_version is not None:
+        try:
+            KubeVersion.parse(options.kubernetes_version)
+        except UsageError:
+            return []  # a usage error of the command line, raised by plan()
+    return scenario_settings_problems(inputs.scenario, options.kubernetes_version)
 
 
 class Idle(Exception):
@@ -205,12 +283,12 @@ def _something_runs(cluster: FakeCluster) -> bool:
 def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     """Run a planned simulation to its end and collect the result."""
     inputs = the_plan.inputs
-    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True))
+    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, kueue=the_plan.kueue))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
     cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))
     _create_nodes(cluster, ledger, inputs)
-    _install_runtimes(cluster, inputs)
+    install(cluster.api, [record.obj for record in inputs.all_records()], the_plan.installed)
     progress = IdleDetector(cluster, ledger)
     progress.event_limit = limits.event_limit(limits.objects_total(inputs.all_records()))
     rejections: list[Diagnostic] = []
@@ -274,6 +352,7 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
         event_limit=progress.event_limit,
+        cluster=cluster,
     )
 
 
@@ -305,21 +384,6 @@ def _create_nodes(cluster: FakeCluster, ledger: Ledger, inputs: Inputs) -> None:
     for pool_name, node in nodes:
         ledger.pools[node["metadata"]["name"]] = pool_name
         cluster.api.create(node, skip_admission=True)
-
-
-def _install_runtimes(cluster: FakeCluster, inputs: Inputs) -> None:
-    """A cluster that runs TrainJobs has Kubeflow Trainer installed, with the ClusterTrainingRuntimes it
-    ships (trainer.md §4): install them, as ``validate`` resolves ``runtimeRef`` against them, unless the
-    inputs define a runtime of the same name. Only when a TrainJob is submitted, so other runs stay lean."""
-    records = inputs.all_records()
-    if not any(r.obj.get("kind") == "TrainJob" for r in records):
-        return
-    from jobsetctl.trainer.catalog import builtin_runtimes
-
-    defined = {access.name_of(r.obj) for r in records if r.obj.get("kind") == "ClusterTrainingRuntime"}
-    for runtime in builtin_runtimes():
-        if access.name_of(runtime) not in defined:
-            cluster.api.create(runtime, skip_admission=True)
 
 
 def _submit(cluster: FakeCluster, ledger: Ledger, records: list[ObjectRecord], rejections: list[Diagnostic]) -> None:

@@ -13,6 +13,8 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
       actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
                 {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}},  # resume, delete
                 {at: 5h, patch: {kind: PodGroup, name: pg, merge: {spec: {schedulingPolicy: {gang: {minCount: 2}}}}}}]
+      kueue:                            # Kueue runs (also when the inputs hold a ClusterQueue)
+        configuration: {waitForPodsReady: {timeout: 10m}}   # Kueue's Configuration; wins over --kueue-config
 
 This module parses it, strictly: an unknown key, a value of the wrong type, a bad or negative duration, an
 action without exactly one verb are diagnostics with ``file:line:column`` and a ``scenario-*`` rule, and the
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.diagnostics import Diagnostic, Layer, Severity
 from jobsetctl.kube.duration import DurationError, parse_duration
@@ -38,6 +40,9 @@ from jobsetctl.rules import core
 from jobsetctl.rules.interface import Rule
 from jobsetctl.rules.registry import define
 from jobsetctl.simulate import limits
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.config import KueueConfiguration
 
 SCENARIO_API_VERSION = "jobsetctl.dev/v1alpha1"
 _SPEC = "simulate: the Scenario file (jobsetctl simulate --help)"
@@ -205,6 +210,10 @@ class Scenario:
     nodes: list[NodePool] = field(default_factory=list)
     submissions: list[Submission] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
+    #: ``spec.kueue`` as written (a mapping) when present: Kueue runs in the simulation.
+    kueue: dict[str, Any] | None = None
+    #: ``spec.kueue.configuration``, parsed with Kueue's defaults (:mod:`jobsetctl.kueue.config`), if given.
+    kueue_configuration: KueueConfiguration | None = None
 
 
 # ---- parsing -----------------------------------------------------------------------------------------
@@ -305,11 +314,13 @@ def _shape(value: Any) -> str:
     return str(value)
 
 
-def parse_scenario(record: ObjectRecord) -> tuple[Scenario | None, list[Diagnostic]]:
+def parse_scenario(record: ObjectRecord, *, partial: bool = False) -> tuple[Scenario | None, list[Diagnostic]]:
     """A Scenario from its loaded document, or None and the diagnostics that explain why not.
 
     Paths in ``submit[].files`` are resolved against the directory of the Scenario file (standard input:
-    the current directory); whether they exist is checked when the runner loads them.
+    the current directory); whether they exist is checked when the runner loads them. ``partial``: return
+    what parsed even when there are errors (the entries without errors), so that the checks that need a
+    Scenario (submitted files, node names, settings) can report their problems in the same run.
     """
     reader = _Reader(record)
     top = reader.mapping(record.obj, (), ("apiVersion", "kind", "metadata", "spec"), ("spec",))
@@ -322,11 +333,11 @@ def parse_scenario(record: ObjectRecord) -> tuple[Scenario | None, list[Diagnost
     scenario = Scenario(name, record.file, record)
     spec = reader.mapping(
         top.get("spec", {}), ("spec",),
-        ("kubernetesVersion", "featureGates", "until", "nodes", "submit", "actions"),
+        ("kubernetesVersion", "featureGates", "until", "nodes", "submit", "actions", "kueue"),
     )
     if spec is not None:
         _parse_spec(reader, spec, scenario)
-    if any(d.severity is Severity.ERROR for d in reader.diagnostics):
+    if not partial and any(d.severity is Severity.ERROR for d in reader.diagnostics):
         return None, reader.diagnostics
     return scenario, reader.diagnostics
 
@@ -383,6 +394,32 @@ def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> No
         action = _parse_action(reader, item, ("spec", "actions", index), index)
         if action is not None:
             scenario.actions.append(action)
+    if spec.get("kueue") is not None:
+        _parse_kueue(reader, spec["kueue"], scenario)
+
+
+#: Keys of ``spec.kueue`` (the simulation engine adds its own).
+KUEUE_KEYS: tuple[str, ...] = ("configuration",)
+
+
+def _parse_kueue(reader: _Reader, value: Any, scenario: Scenario) -> None:
+    """``spec.kueue``: Kueue runs; ``configuration`` is Kueue's Configuration body, checked as Kueue checks it."""
+    from jobsetctl.kueue.config import parse_configuration
+
+    at: Path = ("spec", "kueue")
+    kueue = reader.mapping(value, at, KUEUE_KEYS)
+    if kueue is None:
+        return
+    scenario.kueue = kueue
+    if kueue.get("configuration") is None:
+        return
+    where: Path = (*at, "configuration")
+    config, problems = parse_configuration(kueue["configuration"], source=f"{scenario.file}: spec.kueue.configuration")
+    for problem in problems:
+        rule = UNKNOWN_FIELD if problem.message.startswith("strict decoding error") else INVALID_VALUE
+        reader.error(rule, f"spec.kueue.configuration: {problem.message}", (*where, *problem.at))
+    if not problems:
+        scenario.kueue_configuration = config
 
 
 def _parse_pool(reader: _Reader, value: Any, at: Path) -> NodePool | None:
@@ -482,7 +519,6 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
     entry = reader.mapping(value, at, ("at", "files", "objects"), ("at",))
     if entry is None:
         return None
-    errors_before = len(reader.diagnostics)
     when = reader.duration(entry.get("at"), (*at, "at"))
     submission = Submission(when or 0.0, index)
     if entry.get("files") is None and entry.get("objects") is None:
@@ -513,8 +549,8 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
             continue
         record = ObjectRecord(reader.record.document, reader.record.prefix + where, item)
         submission.records.append(record)
-    if len(reader.diagnostics) > errors_before or when is None:
-        return None
+    # Kept even with errors (a bad ``at``): its files are still checked, so that every problem is
+    # reported in one run; a Scenario with errors never runs (parse_scenario returns None unless partial).
     return submission
 
 

@@ -10,7 +10,10 @@ Definitions (seconds of virtual time; ``null`` when it did not happen):
 * ``queueingDelay``: total time during which at least one of its pods existed unbound (waits after a
   preemption or a restart count too; a suspended workload has no pods, so suspension does not);
 * ``finished``: its ``Completed``, ``Failed`` or ``Deleted`` event; ``state`` as in the ``final`` section, or
-  ``Deleted``;
+  ``Deleted``, or ``Pending`` for a workload none of whose pods was ever bound (not ``Running``);
+* ``neverStarted`` (only on a workload that never started and did not finish): ``{"reason": TEXT,
+  "fitsCluster": true|false|null}``, why it waited and whether it could start alone on the cluster as it
+  was at the end (:mod:`jobsetctl.simulate.verdict`);
 * ``preemptions``: its pods' ``Preempted`` events; ``restarts``: ``Restarting`` events of its JobSet;
 * ``gpuHours``: GPUs requested × time bound to a node (while that node is up), over its pods;
 * **makespan**: last ``finished`` minus first ``submitted``, when every workload finished (else null);
@@ -44,6 +47,8 @@ class WorkloadStats:
     preemptions: int = 0
     restarts: int = 0
     gpu_seconds: Fraction = Fraction(0)
+    #: Why it never started, and whether it ever could here (:mod:`.verdict`); None when it started.
+    verdict: Any = None
     # sweep state
     _pending: set[ObjectKey] = field(default_factory=set)
     _pending_since: float | None = None
@@ -58,6 +63,11 @@ class WorkloadStats:
         elif not self._pending and self._pending_since is not None:
             self.queueing += time - self._pending_since
             self._pending_since = None
+
+    @property
+    def started(self) -> bool:
+        """Whether a pod of it was ever bound to a node."""
+        return self._bound_once
 
     @property
     def time_to_admission(self) -> float | None:
@@ -80,6 +90,7 @@ class WorkloadStats:
             "preemptions": self.preemptions,
             "restarts": self.restarts,
             "gpuHours": _hours(self.gpu_seconds),
+            **({"neverStarted": self.verdict.as_dict()} if self.verdict is not None else {}),
         }
 
 
@@ -194,6 +205,9 @@ def summarize(events: list[SimEvent], ledger: Ledger, timeline: Timeline) -> Sum
         allocatable += info.gpus * Fraction(max(stop - since, 0.0))
 
     workloads = sorted(stats.values(), key=lambda w: (w.order, w.key))
+    for owner in workloads:
+        if owner.state == "Running" and not owner._bound_once:
+            owner.state = "Pending"  # created, never ran: not "Running"
     finished = [w.finished for w in workloads if w.finished is not None]
     submitted = [w.submitted for w in workloads if w.submitted is not None]
     unfinished = sum(1 for w in workloads if w.finished is None)

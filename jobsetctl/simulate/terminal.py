@@ -1,21 +1,23 @@
 """``simulate`` default output: header, Gantt chart, log of notable events, summary (rich).
 
-Width-aware: the chart takes what the terminal leaves after the label, state and note columns. Long runs
-stay readable: at most :data:`MAX_ROWS` chart rows and :data:`MAX_LOG_LINES` log lines are shown, with
+Width-aware (the width comes from ``--width``, ``COLUMNS``, the terminal, or 120 columns in a pipe: see
+:func:`jobsetctl.simulate.command.output_width`): the chart takes what is left after the label, state
+and note columns; labels are shortened in the middle (:mod:`.labels`), headings never. Long runs stay
+readable: at most :data:`MAX_ROWS` chart rows and :data:`MAX_LOG_LINES` log lines are shown, with
 a line saying how many were left out (``-o json`` has everything).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from jobsetctl.fakecluster.events import KubeEvent, SimEvent
 from jobsetctl.kube.duration import format_duration
-from jobsetctl.simulate.gantt import LEGEND, axis_line, row_cells
+from jobsetctl.simulate.chartstyle import OUTCOME_STYLES, OUTCOME_WORDS
+from jobsetctl.simulate.eventlog import LogLine, log_lines
+from jobsetctl.simulate.gantt import axis_line, legend, row_cells
+from jobsetctl.simulate.labels import fit_labels, object_source, row_label_sources
 from jobsetctl.simulate.runner import SimulationResult
 from jobsetctl.simulate.summary import Summary, WorkloadStats
 from jobsetctl.simulate.timeline import Row, Timeline
@@ -23,31 +25,18 @@ from jobsetctl.simulate.timeline import Row, Timeline
 MAX_ROWS = 200
 MAX_LOG_LINES = 80
 MAX_WORKLOAD_ROWS = 100
-LABEL_WIDTH = 28
-STATE_WIDTH = 10
-NOTE_WIDTH = 36
-#: SimEvents worth a log line (besides Rejected, always shown).
-NOTABLE = {
-    ("Pod", "Preempted"), ("Pod", "Failed"), ("Pod", "Unschedulable"),
-    ("Job", "Failed"), ("Job", "Suspended"), ("Job", "Resumed"),
-    ("JobSet", "Restarting"), ("JobSet", "Failed"), ("JobSet", "Completed"), ("JobSet", "Suspended"),
-    ("JobSet", "Resumed"),
-    ("TrainJob", "Failed"), ("TrainJob", "Completed"), ("TrainJob", "Suspended"), ("TrainJob", "Resumed"),
-    ("Workload", "Preempted"), ("Workload", "Unschedulable"),
-    ("PodGroup", "Preempted"), ("PodGroup", "Unschedulable"),
-    ("CompositePodGroup", "Preempted"), ("CompositePodGroup", "Unschedulable"),
-    ("Node", "Failed"),
-}
-#: Normal Kubernetes events of pods and Jobs that are worth a line (the rest is routine).
-NOTABLE_POD_REASONS = frozenset({"Preempted", "TaintManagerEviction", "Evicted", "SuspendedJob", "Suspended",
-                                 "Resumed"})
-#: Kubernetes event reasons and the simulation event that tells the same news.
-KUBE_REASON_EVENTS = {"FailedScheduling": "Unschedulable", "BackoffLimitExceeded": "Failed"}
-_OUTCOME_TEXT = {
-    "succeeded": ("done", "green"), "failed": ("failed", "red"), "preempted": ("preempted", "magenta"),
-    "deleted": ("deleted", "bright_black"), "running": ("running", "cyan"), "waiting": ("waiting", "yellow"),
-    "suspended": ("suspended", "blue"),
-}
+#: The label column takes what its longest label needs, up to this share of the width (at least MIN_LABEL).
+LABEL_SHARE = 0.27
+MIN_LABEL = 16
+#: The bars get at least this share of the width (at least MIN_BARS columns); the note column gives way.
+BAR_SHARE = 0.35
+MIN_BARS = 10
+NOTE_WIDTH = 60
+#: The workload column of the summary table is never narrower than this (names are shortened in the middle).
+MIN_WORKLOAD = 16
+_TONES = {"bad": "red", "waiting": "yellow", "warning": "yellow", "good": "green", "news": "cyan"}
+_STATE_STYLES = {"Completed": "green", "Failed": "red", "Suspended": "blue", "Deleted": "bright_black",
+                 "Pending": "yellow"}
 
 
 def _when(seconds: float) -> str:
@@ -55,10 +44,11 @@ def _when(seconds: float) -> str:
 
 
 def render_terminal(
-    console: Console, result: SimulationResult, timeline: Timeline, summary: Summary
+    console: Console, result: SimulationResult, timeline: Timeline, summary: Summary,
+    axis_end: float | None = None,
 ) -> None:
     _header(console, result)
-    _chart(console, timeline)
+    _chart(console, timeline, timeline.end_time if axis_end is None else axis_end)
     _log(console, result)
     _summary(console, result, summary)
 
@@ -81,36 +71,58 @@ def _header(console: Console, result: SimulationResult) -> None:
         ))
 
 
-def _chart(console: Console, timeline: Timeline) -> None:
+def _chart(console: Console, timeline: Timeline, axis_end: float) -> None:
     rows = timeline.rows
     if not rows:
         console.print(Text("no workloads ran", style="dim"))
         return
     shown = rows[:MAX_ROWS]
-    # The note column is as wide as the longest note (up to NOTE_WIDTH): the chart gets the rest.
-    note_width = max([4] + [min(len(_note(row)), NOTE_WIDTH) for row in shown])
-    # Each of the three gaps between the four columns is two cells (padding right and left).
-    columns = max(10, console.width - LABEL_WIDTH - STATE_WIDTH - note_width - 6)
+    width = console.width
+    sources = row_label_sources(shown)
+    longest = max(len("  " * s.depth + s.text) for s in sources)
+    label_width = max(min(longest, int(width * LABEL_SHARE)), min(longest, MIN_LABEL), len("workload / job"))
+    words = [_outcome(row)[0] for row in shown]
+    state_width = max(len("state"), *(len(w) for w in words))
+    notes = [_note(row) for row in shown]
+    note_wanted = min(max(len(n) for n in notes), NOTE_WIDTH)
+    gaps = 6 if note_wanted else 4  # two cells between columns
+    bars_wanted = max(MIN_BARS, int(width * BAR_SHARE))
+    note_width = max(0, min(note_wanted, width - label_width - state_width - gaps - bars_wanted))
+    if note_wanted and note_width < len("note"):
+        note_width, gaps = 0, 4
+    columns = max(MIN_BARS, width - label_width - state_width - note_width - gaps)
+    labels = fit_labels(sources, label_width)
     table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1), header_style="bold")
-    table.add_column("workload / job", width=LABEL_WIDTH, no_wrap=True, overflow="ellipsis")
-    table.add_column(Text(axis_line(timeline.end_time, columns)), width=columns, no_wrap=True)
-    table.add_column("state", width=STATE_WIDTH, no_wrap=True)
-    table.add_column("note", width=note_width, no_wrap=True, overflow="ellipsis")
-    for row in shown:
-        table.add_row(*_chart_row(row, timeline.end_time, columns))
+    table.add_column("workload / job", width=label_width, no_wrap=True, overflow="ellipsis")
+    table.add_column(Text(axis_line(axis_end, columns)), width=columns, no_wrap=True)
+    table.add_column("state", width=state_width, no_wrap=True)
+    if note_width:
+        table.add_column("note", width=note_width, no_wrap=True, overflow="ellipsis")
+    for row, label, note in zip(shown, labels, notes, strict=True):
+        cells = _chart_row(row, label, axis_end, columns)
+        table.add_row(*cells, *([Text(note, style="dim")] if note_width else []))
     console.print(table)
     if len(rows) > MAX_ROWS:
         console.print(Text(f"… {len(rows) - MAX_ROWS} more rows (see -o json or --svg)", style="dim"))
-    console.print(Text(LEGEND, style="dim"))
+    key = legend(shown)
+    if key:
+        console.print(Text(key, style="dim"))
+    if axis_end < timeline.end_time:
+        console.print(Text(f"the chart ends at {_when(axis_end)}, when the last workload ended; the run went on "
+                           f"to {_when(timeline.end_time)} (give --until to draw it all)", style="dim"))
 
 
-def _chart_row(row: Row, end_time: float, columns: int) -> tuple[Text, Text, Text, Text]:
-    label = Text("  " * row.depth + row.label, style="bold" if row.depth == 0 and row.kind == "header" else "")
+def _outcome(row: Row) -> tuple[str, str]:
+    style, _ = OUTCOME_STYLES.get(row.outcome, ("", ""))
+    return OUTCOME_WORDS.get(row.outcome, row.outcome), style
+
+
+def _chart_row(row: Row, label: str, axis_end: float, columns: int) -> tuple[Text, Text, Text]:
     bar = Text()
-    for cell in row_cells(row, end_time, columns):
+    for cell in row_cells(row, axis_end, columns):
         bar.append(cell.char, style=cell.style or None)
-    word, style = _OUTCOME_TEXT.get(row.outcome, (row.outcome, ""))
-    return label, bar, Text(word, style=style), Text(_note(row), style="dim")
+    word, style = _outcome(row)
+    return Text(label, style="bold" if row.kind == "header" else ""), bar, Text(word, style=style)
 
 
 def _note(row: Row) -> str:
@@ -119,14 +131,14 @@ def _note(row: Row) -> str:
 
 
 def _log(console: Console, result: SimulationResult) -> None:
-    lines = list(_log_lines(result))
+    lines = log_lines(result)
     console.print()
     console.print(Text("Events", style="bold"))
     if not lines:
         console.print(Text("  nothing notable: no rejections, preemptions or failures", style="dim"))
     # soft_wrap: a long message stays one line (the terminal folds it), so it can be grepped whole.
-    for time, text in lines[:MAX_LOG_LINES]:
-        console.print(Text.assemble(f"  {_when(time):>8}  ", text), soft_wrap=True)
+    for line in lines[:MAX_LOG_LINES]:
+        console.print(Text.assemble(f"  {_when(line.time):>8}  ", _log_text(line)), soft_wrap=True)
     if len(lines) > MAX_LOG_LINES:
         console.print(Text(f"  … {len(lines) - MAX_LOG_LINES} more (see -o json)", style="dim"))
     for diagnostic in result.rejections:
@@ -136,76 +148,17 @@ def _log(console: Console, result: SimulationResult) -> None:
         ), soft_wrap=True)
 
 
-def _log_lines(result: SimulationResult) -> list[tuple[float, Text]]:
-    merged: list[tuple[float, int, int, Text]] = []
-    waiting: set[tuple[str, str, str]] = set()
-    said: set[tuple[float, str, str, str, str]] = set()
-    ledger = result.ledger
-    for index, event in enumerate(result.events):
-        key = (event.kind, event.namespace, event.name)
-        said.add((event.time, event.kind, event.namespace, event.name, event.message or ""))
-        said.add((event.time, event.kind, event.namespace, event.name, event.event))
-        if event.event == "Unschedulable":
-            info = ledger.info(key) if event.kind == "Pod" else None
-            # Once per waiting episode: a retry says it again, often with a new count ("gang 2/4
-            # placeable"); the chart's note keeps the latest reason. A gang's pods echo their group.
-            if key in waiting or (info is not None and info.group is not None):
-                continue
-            waiting.add(key)
-        else:
-            waiting.discard(key)
-        if event.event != "Rejected" and (event.kind, event.event) not in NOTABLE:
-            continue
-        merged.append((event.time, 0, index, _sim_text(event)))
-    for index, kube in enumerate(result.kube_events):
-        if not _notable_kube_event(kube):
-            continue
-        where = (kube.time, kube.kind, kube.namespace, kube.name)
-        # The same news twice (a simulation event and the Kubernetes event behind it): keep the first.
-        if (*where, kube.message) in said or (*where, KUBE_REASON_EVENTS.get(kube.reason, kube.reason)) in said:
-            continue
-        merged.append((kube.time, 1, index, _kube_text(kube)))
-    merged.sort(key=lambda item: (item[0], item[1], item[2]))
-    return [(time, text) for time, _, _, text in merged]
-
-
-def _notable_kube_event(event: KubeEvent) -> bool:
-    """Warnings, and what workload-level objects report; not the per-pod routine the chart already shows
-    (SuccessfulCreate, Scheduled, Started, Completed)."""
-    if event.type == "Warning":
-        return True
-    if event.kind in ("Pod", "Job"):
-        return event.reason in NOTABLE_POD_REASONS
-    return True
-
-
-def _object(kind: str, namespace: str, name: str) -> str:
-    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
-
-
-def _sim_text(event: SimEvent) -> Text:
-    bad = event.event in ("Rejected", "Failed", "Preempted")
-    text = Text.assemble(
-        (_object(event.kind, event.namespace, event.name), "bold"), " ",
-        (event.event, "red" if bad else ("yellow" if event.event == "Unschedulable" else "cyan")),
-    )
-    if event.node:
-        text.append(f" on {event.node}")
-    detail = ": ".join(part for part in (event.reason, event.message) if part)
-    if detail:
-        text.append(f"  {detail}", style="dim")
+def _log_text(line: LogLine) -> Text:
+    text = Text.assemble((line.subject, "bold"), " ", (line.word, _TONES[line.tone]))
+    if line.node:
+        text.append(f" on {line.node}")
+    if line.detail:
+        text.append(f"  {line.detail}", style="dim")
     return text
 
 
-def _kube_text(event: KubeEvent) -> Text:
-    return Text.assemble(
-        (_object(event.kind, event.namespace, event.name), "bold"), " ",
-        (event.reason, "yellow" if event.type == "Warning" else "green"),
-        (f"  {event.message}", "dim"),
-    )
-
-
 def _summary(console: Console, result: SimulationResult, summary: Summary) -> None:
+    del result
     console.print()
     console.print(Text("Summary", style="bold"))
     if summary.makespan is not None:
@@ -220,31 +173,49 @@ def _summary(console: Console, result: SimulationResult, summary: Summary) -> No
         f"  makespan {makespan} · GPU-hours used {float(used):.1f}, idle {float(idle):.1f} of {float(total):.1f}{share}"
         f" · preemptions {summary.preemptions} · restarts {summary.restarts} · pods {summary.pods}"
         f" ({summary.pods_failed} failed) · rejected {summary.rejected}",
-    ))
+    ), soft_wrap=True)
     if not summary.workloads:
         return
+    shown = summary.workloads[:MAX_WORKLOAD_ROWS]
+    titles = ("workload", "state", "submitted", "to admission", "queueing", "finished", "preempt.", "restarts",
+              "GPU-h")
+    cells = [_workload_cells(stats) for stats in shown]
+    # Headings are never cut: every column but the workload's is as wide as its heading or widest value,
+    # and the workload names give way (shortened in the middle) down to MIN_WORKLOAD.
+    widths = [max(len(title), *(len(str(row[i])) for row in cells)) for i, title in enumerate(titles)]
+    others = sum(widths[1:]) + 2 * (len(titles) - 1)
+    name_width = max(min(widths[0], console.width - others), min(widths[0], MIN_WORKLOAD), len(titles[0]))
+    labels = fit_labels([object_source(*stats.key) for stats in shown], name_width)
     table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
-    for title in ("workload", "state", "submitted", "to admission", "queueing", "finished", "preempt.", "restarts",
-                  "GPU-h"):
-        table.add_column(title, justify="left" if title in ("workload", "state") else "right", no_wrap=True)
-    for stats in summary.workloads[:MAX_WORKLOAD_ROWS]:
-        table.add_row(*_workload_cells(stats))
-    console.print(table)
+    for index, title in enumerate(titles):
+        table.add_column(title, justify="left" if index < 2 else "right", no_wrap=True,
+                         min_width=name_width if index == 0 else widths[index])
+    for label, row, stats in zip(labels, cells, shown, strict=True):
+        state = Text(stats.state, style=_STATE_STYLES.get(stats.state, "cyan"))
+        table.add_row(label, state, *row[2:])
+    # Wider than the terminal only when even shortened names do not fit: then lines fold, nothing is cut.
+    console.print(table, width=max(console.width, name_width + others))
     if len(summary.workloads) > MAX_WORKLOAD_ROWS:
         console.print(Text(f"  … {len(summary.workloads) - MAX_WORKLOAD_ROWS} more workloads (see -o json)",
                            style="dim"))
+    never = [stats for stats in summary.workloads if stats.verdict is not None]
+    if never:
+        console.print()
+        console.print(Text(f"Never started ({len(never)})", style="bold yellow"))
+        for stats in never:
+            kind, namespace, name = stats.key
+            console.print(Text.assemble("  ", (f"{kind} {namespace}/{name}", "bold"), "  ", stats.verdict.reason),
+                          soft_wrap=True)
 
 
-def _workload_cells(stats: WorkloadStats) -> tuple[Any, ...]:
+def _workload_cells(stats: WorkloadStats) -> tuple[str, ...]:
     kind, namespace, name = stats.key
 
     def when(value: float | None) -> str:
         return _when(value) if value is not None else "-"
 
-    state_style = {"Completed": "green", "Failed": "red", "Suspended": "blue", "Deleted": "bright_black"}.get(
-        stats.state, "cyan")
     return (
-        f"{kind} {namespace}/{name}", Text(stats.state, style=state_style), when(stats.submitted),
+        f"{kind} {namespace}/{name}", stats.state, when(stats.submitted),
         when(stats.time_to_admission), when(stats.queueing), when(stats.finished), str(stats.preemptions),
         str(stats.restarts), f"{float(stats.gpu_seconds) / 3600:.1f}",
     )

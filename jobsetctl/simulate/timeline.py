@@ -11,9 +11,16 @@ so they cannot disagree. Rows (anchors.md §3, "Gantt-style terminal views"):
   Job rows);
 * a **pod** row per pod that has neither a Job nor a group.
 
-A row's life is split into segments: ``wait`` (created, none of its pods bound), ``run`` (at least one
-pod bound), ``suspended``. Marks: ``preempted`` (a pod or the gang), ``failed`` (a pod failed),
-``restart`` (a JobSet restart, or a Job created again).
+A row's life is split into spans of named states (drawn as :mod:`.chartstyle` says): ``wait`` (none of
+its live pods bound: queued, or a gang still incomplete), ``partial`` (some bound, some waiting: partly
+running), ``run`` (every live pod bound), ``suspended``. Marks: ``preempted`` (a pod or the gang),
+``pod-failed``, ``restart`` (a JobSet restart, or a Job created again); the outcome (``succeeded``,
+``failed``, ``deleted``, ``preempted``) is the row's end mark, at the time it was reached. A node that
+fails gets a row of its own (state ``down`` from the failure on, mark ``node-failed``), after the
+workload rows.
+
+Other row sources (Kueue workloads, ClusterQueue usage) add :class:`Row` objects with states and marks
+they register in :mod:`.chartstyle`; nothing here or in the renderers needs to know them.
 """
 
 from __future__ import annotations
@@ -50,53 +57,107 @@ class PodSpan:
 class Segment:
     start: float
     end: float
-    state: str  # wait, run, suspended
+    state: str  # a state of chartstyle.STATES: wait, partial, run, suspended, down
 
 
 @dataclass(frozen=True, slots=True)
 class Mark:
     time: float
-    kind: str  # preempted, failed, restart
+    kind: str  # a mark of chartstyle.MARKS: preempted, pod-failed, restart, node-failed
+
+
+NODE_ROW = "node"
+#: Kinds of rows that describe the cluster rather than work (a failed node; later a ClusterQueue's usage):
+#: they never hold the time axis open (:func:`chart_end`). Other row sources add their kinds here.
+CONTEXT_ROW_KINDS: set[str] = {NODE_ROW}
 
 
 @dataclass(slots=True)
 class Row:
     key: ObjectKey
-    kind: str  # header, job, gang, pod
+    kind: str  # header, job, gang, pod, node
     depth: int
     workload: ObjectKey | None
     order: int
     segments: list[Segment] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
-    #: succeeded, failed, deleted, preempted; or running, waiting, suspended at the end of the run.
+    #: succeeded, failed, deleted, preempted; or running, waiting, suspended (down: a node) at the end of the run.
     outcome: str = "waiting"
     note: str = ""
+    #: When the outcome was reached (the end mark's time); None while the row is open.
+    finished_at: float | None = None
+    #: The row this one is drawn under (its label may drop the parent's name).
+    parent: ObjectKey | None = None
     # sweep state
     _state: str | None = None
     _since: float = 0.0
+    _suspended: bool = False
+    _live: set[ObjectKey] = field(default_factory=set)
     _bound: set[ObjectKey] = field(default_factory=set)
-    _members: set[ObjectKey] = field(default_factory=set)
     _incarnations: int = 0
     _last_member_end: float | None = None
     _member_failed: bool = False
+    _mark_keys: set[Mark] = field(default_factory=set)
+
+    @property
+    def title(self) -> str:
+        """``Kind namespace/name`` (``Kind name`` when cluster-scoped)."""
+        kind, namespace, name = self.key
+        return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
     @property
     def label(self) -> str:
-        kind, namespace, name = self.key
-        return f"{kind} {namespace}/{name}" if namespace and self.kind == "header" else name
+        """The full label: the title for a top-level row, the name for a row under a parent."""
+        return self.key[2] if self.parent is not None else self.title
 
     @property
     def open(self) -> bool:
         return self._state is not None
 
+    @property
+    def end_mark(self) -> Mark | None:
+        """The outcome as a mark where the row ended (rows still open at the end have none)."""
+        from jobsetctl.simulate.chartstyle import END_MARKS
+
+        if self.finished_at is None or self.outcome not in END_MARKS:
+            return None
+        return Mark(self.finished_at, END_MARKS[self.outcome])
+
+    def add_mark(self, mark: Mark) -> None:
+        """A mark, once: pods that fail together, or a gang preempted as a whole, make one mark."""
+        if mark not in self._mark_keys:
+            self._mark_keys.add(mark)
+            self.marks.append(mark)
+
+    def all_marks(self) -> list[Mark]:
+        end = self.end_mark
+        return [*self.marks, end] if end is not None else list(self.marks)
+
+    def _wanted(self) -> str:
+        if self._suspended:
+            return "suspended"
+        if self._bound:
+            # Bound pods are live pods (bound() adds to both, released() removes from both): comparing the
+            # counts is comparing the sets, without a pass over a 5,000-pod header's members per event.
+            return "run" if len(self._bound) >= len(self._live) else "partial"
+        return "wait"
+
     def start(self, time: float, suspended: bool = False) -> None:
         if self._state is not None:
             return
         if self._incarnations:
-            self.marks.append(Mark(time, "restart"))
+            self.add_mark(Mark(time, "restart"))
         self._incarnations += 1
-        self._state, self._since = ("suspended" if suspended else "wait"), time
+        self._suspended = suspended
+        self._live.clear()
         self._bound.clear()
+        self.outcome, self.finished_at = "waiting", None
+        self._state, self._since = self._wanted(), time
+
+    def open_as(self, time: float, state: str) -> None:
+        """Open a row in a fixed state (a node row: ``down`` from its failure on)."""
+        if self._state is None:
+            self._state, self._since = state, time
 
     def switch(self, time: float, state: str | None) -> None:
         if state == self._state:
@@ -104,38 +165,55 @@ class Row:
         if self._state is not None and time > self._since:
             self.segments.append(Segment(self._since, time, self._state))
         self._state, self._since = state, time
+        last = self.segments[-1] if self.segments else None
+        if state is not None and last is not None and last.end == time and last.state == state:
+            # Left and taken again within one instant (a finished pod replaced at once): one span, not two.
+            self.segments.pop()
+            self._since = last.start
+
+    def refresh(self, time: float) -> None:
+        if self._state is not None:
+            self.switch(time, self._wanted())
 
     def finish(self, time: float, outcome: str) -> None:
         if self._state is None:
             return
         self.switch(time, None)
-        self.outcome = outcome
+        self.outcome, self.finished_at = outcome, time
+
+    def suspend(self, time: float, suspended: bool) -> None:
+        self._suspended = suspended
+        self.refresh(time)
+
+    def member_created(self, pod: ObjectKey, time: float) -> None:
+        if self._state is None:
+            self.start(time)
+        self._live.add(pod)
+        self.refresh(time)
 
     def bound(self, pod: ObjectKey, time: float) -> None:
         if self._state is None:
             self.start(time)
+        self._live.add(pod)
         self._bound.add(pod)
-        if self._state == "wait":
-            self.switch(time, "run")
+        self.refresh(time)
 
     def released(self, pod: ObjectKey, time: float, outcome: str) -> None:
-        self._members.discard(pod)
+        self._live.discard(pod)
+        self._bound.discard(pod)
         self._last_member_end = time
         self._member_failed = self._member_failed or outcome == "failed"
-        if pod in self._bound:
-            self._bound.discard(pod)
-            if not self._bound and self._state == "run":
-                self.switch(time, "wait")
+        self.refresh(time)
 
     def close_at_end(self, end_time: float) -> None:
         if self._state is None:
             return
-        if self.kind in ("gang",) and not self._members and self._last_member_end is not None:
+        if self.kind == "gang" and not self._live and self._last_member_end is not None:
             self.finish(self._last_member_end, "failed" if self._member_failed else "succeeded")
             return
         state = self._state
         self.switch(end_time, None)
-        self.outcome = {"run": "running", "wait": "waiting", "suspended": "suspended"}[state]
+        self.outcome = {"run": "running", "partial": "running", "wait": "waiting"}.get(state, state)
 
 
 @dataclass(slots=True)
@@ -152,11 +230,28 @@ def build_timeline(events: list[SimEvent], ledger: Ledger, end_time: float) -> T
     for _, group in groupby(events, key=lambda e: e.time):
         for event in group:
             builder.apply(event)
-    for row in builder.rows.values():
+    for row in [*builder.rows.values(), *builder.node_rows.values()]:
         row.close_at_end(end_time)
     pods = builder.pods
     rows = sorted(builder.rows.values(), key=builder.row_sort_key)
-    return Timeline(end_time, pods, rows, builder.node_life)
+    return Timeline(end_time, pods, [*rows, *builder.node_rows.values()], builder.node_life)
+
+
+def chart_end(timeline: Timeline, *, until_asked: bool) -> float:
+    """Where the chart's time axis ends: at the run's end when the user asked for ``--until``, or when a
+    row is still open at the end (something was unfinished); else when the last row ended (the makespan:
+    an axis that runs on to a Scenario's ``until`` long after everything finished draws nothing)."""
+    if until_asked or not timeline.rows:
+        return timeline.end_time
+    ends: list[float] = []
+    for row in timeline.rows:
+        if row.kind in CONTEXT_ROW_KINDS:
+            ends.extend(mark.time for mark in row.marks)
+        elif row.finished_at is None:
+            return timeline.end_time
+        else:
+            ends.append(row.finished_at)
+    return min(max(ends), timeline.end_time) if ends else timeline.end_time
 
 
 class _Builder:
@@ -166,6 +261,8 @@ class _Builder:
         self.pods: list[PodSpan] = []
         self.live_pods: dict[ObjectKey, PodSpan] = {}
         self.node_life: dict[str, tuple[float, float | None]] = {}
+        #: A row per node that failed, in order of failure.
+        self.node_rows: dict[str, Row] = {}
         #: Rows of the pods that belong to each Workload or PodGroup.
         self.member_rows: dict[ObjectKey, set[ObjectKey]] = {}
 
@@ -189,7 +286,8 @@ class _Builder:
             header = self.header_key(key) if kind != "header" else key
             depth = 1 if kind != "header" and header is not None else 0
             workload = self.ledger.workload_of(key)
-            row = Row(key, kind, depth, workload, self.ledger.order_of(key))
+            row = Row(key, kind, depth, workload, self.ledger.order_of(key),
+                      parent=header if depth else None)
             self.rows[key] = row
         return row
 
@@ -217,15 +315,15 @@ class _Builder:
     def owner_event(self, row: Row, event: SimEvent, *, own: bool) -> None:
         info = self.ledger.info(row.key)
         if event.event == "Restarting":
-            row.marks.append(Mark(event.time, "restart"))
+            row.add_mark(Mark(event.time, "restart"))
         if not own:
             return
         if event.event == "Created":
             row.start(event.time, suspended=bool(info and info.suspended))
         elif event.event == "Suspended" and row.open:
-            row.switch(event.time, "suspended")
+            row.suspend(event.time, True)
         elif event.event == "Resumed" and row.open:
-            row.switch(event.time, "run" if row._bound else "wait")
+            row.suspend(event.time, False)
         elif event.event in ROW_TERMINAL:
             row.finish(event.time, ROW_TERMINAL[event.event])
         elif event.event == "Deleted":
@@ -242,8 +340,8 @@ class _Builder:
         else:
             targets = [self.rows[k] for k in sorted(self.member_rows.get(key, ()), key=self.ledger.order_of)]
         for row in targets:
-            if event.event == "Preempted" and Mark(event.time, "preempted") not in row.marks:
-                row.marks.append(Mark(event.time, "preempted"))
+            if event.event == "Preempted":
+                row.add_mark(Mark(event.time, "preempted"))
             elif event.event == "Unschedulable":
                 row.note = event.message or event.reason or "unschedulable"
             elif event.event == "Scheduled":
@@ -260,11 +358,14 @@ class _Builder:
             span = PodSpan(key, event.time, row_key, self.ledger.workload_of(key), info.gpus if info else Fraction(0))
             self.pods.append(span)
             self.live_pods[key] = span
-            row._members.add(key)
             if info is not None and info.group is not None:
                 self.member_rows.setdefault(info.group, set()).add(row_key)
             if kind == "pod" or (kind == "gang" and not row.open):
                 row.start(event.time)
+            header = self.rows.get(self.header_key(key) or ("", "", ""))
+            for target in (row, header):
+                if target is not None and target.open:
+                    target.member_created(key, event.time)
             return
         live = self.live_pods.get(key)
         if live is None:
@@ -287,8 +388,10 @@ class _Builder:
             outcome = POD_TERMINAL.get(event.event, "deleted")
             span.end, span.outcome = event.time, outcome
             del self.live_pods[key]
-            if outcome in ("preempted", "failed"):
-                row.marks.append(Mark(event.time, outcome))
+            mark = Mark(event.time, "pod-failed" if outcome == "failed" else outcome)
+            # A pod row shows its own end as its end mark; pods that end together make one mark.
+            if outcome in ("preempted", "failed") and row.kind != "pod":
+                row.add_mark(mark)
             for target in (row, header):
                 if target is not None:
                     target.released(key, event.time, outcome)
@@ -302,6 +405,11 @@ class _Builder:
             since, down = self.node_life[event.name]
             if down is None:
                 self.node_life[event.name] = (since, event.time)
+        if event.event == "Failed" and event.name not in self.node_rows:
+            row = Row(("Node", "", event.name), NODE_ROW, 0, None, len(self.node_rows))
+            row.open_as(event.time, "down")
+            row.add_mark(Mark(event.time, "node-failed"))
+            self.node_rows[event.name] = row
 
 
 def annotate_groups(timeline: Timeline, ledger: Ledger, records: Any) -> None:

@@ -25,7 +25,7 @@ from jobsetctl.trainer.expand.info import build_info
 from jobsetctl.trainer.expand.model import TrainJobView
 from jobsetctl.trainer.runtimeref import resolve
 from jobsetctl.trainer.webhook_defaulter import stamp_create, stamp_update
-from jobsetctl.trainer.webhook_expansion import check_generated_objects
+from jobsetctl.trainer.webhook_expansion import check_generated_objects, once
 from jobsetctl.trainer.webhook_jobset import (
     check_initializers,
     check_managers,
@@ -76,7 +76,12 @@ def validate_update(old: Object, new: Object, ctx: AdmissionContext) -> list[Fin
 
 
 def runtime_checks(obj: Object, ctx: AdmissionContext, cluster: ClusterView) -> tuple[list[Finding], Object | None]:
-    """Step A, then step B on the runtime Info (trainer.md §2.4)."""
+    """Step A, then step B on the runtime Info (trainer.md §2.4); once per run for the in-cluster webhook, the
+    consequences and the lints (:func:`jobsetctl.trainer.webhook_expansion.once`)."""
+    return once("runtime", obj, ctx, cluster, lambda: _runtime_checks(obj, ctx, cluster))
+
+
+def _runtime_checks(obj: Object, ctx: AdmissionContext, cluster: ClusterView) -> tuple[list[Finding], Object | None]:
     resolution = resolve(TrainJobView(obj, ctx.default_namespace), cluster)
     if resolution.runtime is None:
         return resolution.findings, None

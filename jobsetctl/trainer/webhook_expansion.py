@@ -8,33 +8,98 @@ the very same admission chain; when the JobSet is accepted, its child Jobs go th
 Job validation (``jobset-child-job-invalid``, :mod:`jobsetctl.jobset.consequences`). Each finding is
 reported on the TrainJob, at the TrainJob field that causes it (:func:`cause_in_trainjob`); the
 JobSet's (or Job's) own field path is in the message, in the upstream text.
+
+Within one validate run (:func:`one_run`) each TrainJob's runtime checks and what its controller would build
+are worked out once (:func:`once`), and shared by the in-cluster webhook, the consequences and the lints.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jobsetctl.diagnostics import Finding, Severity
 from jobsetctl.jobset.names import generated_name
-from jobsetctl.kinds.interface import AdmissionContext, Operation
+from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Operation
 from jobsetctl.kube.field import Path, go_quote, parse_path, path_string
+from jobsetctl.kube.job import PLACEHOLDER_UID
 from jobsetctl.trainer import api
 from jobsetctl.trainer import rules as r
-from jobsetctl.trainer.expand import expand
+from jobsetctl.trainer.expand import Expansion, expand
 from jobsetctl.trainer.expand.model import Object, as_dict, as_str
 
-#: The TrainJob has a UID by the time the controller builds the JobSet; offline it may not, and an
-#: empty owner UID would make the JobSet fail ObjectMeta validation for a reason the cluster never has.
-PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
+if TYPE_CHECKING:
+    from jobsetctl.admission.chain import AdmissionResult
+
+T = TypeVar("T")
+
+#: Per run (:func:`one_run`): what :func:`once` worked out, with the objects its key names by identity.
+_RUN: dict[tuple[Any, ...], tuple[tuple[object, ...], Any]] | None = None
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """While open (validate's look-up phase), :func:`once` keeps what it works out: a TrainJob's runtime checks
+    run once, not once for the in-cluster webhook, once for its consequences and once for the lints. Only
+    where the objects do not change meanwhile: the fake cluster of render and simulate updates stored
+    objects in place, so it runs without."""
+    global _RUN
+    previous, _RUN = _RUN, {}
+    try:
+        yield
+    finally:
+        _RUN = previous
+
+
+def once(what: str, trainjob: Object, ctx: AdmissionContext, cluster: ClusterView | None,
+         compute: Callable[[], T]) -> T:
+    """``compute()``, or within :func:`one_run` what it gave for the same TrainJob (the same object), cluster
+    view, release, gates and Kueue configuration. Creates only: an update compares with the stored object."""
+    if _RUN is None or ctx.operation is not Operation.CREATE:
+        return compute()
+    held = (trainjob, cluster, ctx.gates, ctx.kueue)
+    key = (what, *(id(x) for x in held), ctx.version, ctx.default_namespace)
+    cached = _RUN.get(key)
+    if cached is not None:  # ids are unique while the entry holds the objects
+        value: T = cached[1]
+        return value
+    value = compute()
+    _RUN[key] = (held, value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """What the controller would build for an admitted TrainJob: the expansion (also when it applies nothing:
+    the lints read the best effort), and its JobSet as JobSet admission answers it (None when this build has
+    no JobSet admission)."""
+
+    expansion: Expansion
+    admission: AdmissionResult | None
+
+
+def build(trainjob: Object, runtime: Object, ctx: AdmissionContext) -> Built:
+    """Expand the TrainJob as created against its runtime and admit the JobSet (once per run, :func:`once`)."""
+    def compute() -> Built:
+        expansion = expand(as_created(trainjob), runtime, gates=ctx.gates, default_namespace=ctx.default_namespace)
+        if importlib.util.find_spec("jobsetctl.jobset.kind") is None:
+            return Built(expansion, None)
+        from jobsetctl.admission.chain import admit
+
+        return Built(expansion, admit(expansion.jobset, replace(ctx, operation=Operation.CREATE, old=None)))
+
+    return once("build", trainjob, ctx, ctx.cluster, compute)
 
 
 def check_generated_objects(trainjob: Object, runtime: Object, ctx: AdmissionContext) -> list[Finding]:
     """Reconcile errors, JobSet admission errors, then the child Jobs of an accepted JobSet."""
-    subject = _as_created(trainjob)
-    who = f"TrainJob {go_quote(as_str(as_dict(subject.get('metadata')).get('name')))}"
+    who = f"TrainJob {go_quote(as_str(as_dict(as_created(trainjob).get('metadata')).get('name')))}"
     event = f"event {api.EVENT_RESOURCES_CREATION_FAILED}"
-    expansion = expand(subject, runtime, gates=ctx.gates, default_namespace=ctx.default_namespace)
+    built = build(trainjob, runtime, ctx)
+    expansion = built.expansion
     if expansion.skipped is not None:
         return []
     if expansion.errors:
@@ -46,11 +111,9 @@ def check_generated_objects(trainjob: Object, runtime: Object, ctx: AdmissionCon
             )
             for error in expansion.errors
         ]
-    if importlib.util.find_spec("jobsetctl.jobset.kind") is None:
+    result = built.admission
+    if result is None:
         return []  # JobSet admission is not available in this build
-    from jobsetctl.admission.chain import admit
-
-    result = admit(expansion.jobset, replace(ctx, operation=Operation.CREATE))
     jobset_name = as_str(as_dict(expansion.jobset.get("metadata")).get("name"))
     findings: list[Finding] = []
     for finding in result.findings:
@@ -77,8 +140,10 @@ def check_generated_objects(trainjob: Object, runtime: Object, ctx: AdmissionCon
     return findings
 
 
-def _as_created(trainjob: Object) -> Object:
-    """The TrainJob as the controller sees it: with a UID and, for generateName, a generated name."""
+def as_created(trainjob: Object) -> Object:
+    """The TrainJob as the controller sees it: with a UID (offline it may have none, and an empty owner UID
+    would fail the JobSet's ObjectMeta validation for a reason the cluster never has) and, for generateName,
+    a generated name."""
     meta = as_dict(trainjob.get("metadata"))
     if meta.get("uid") and meta.get("name"):
         return trainjob

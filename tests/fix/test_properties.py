@@ -1,5 +1,5 @@
 """Properties of fix and migrate (issue #15): files with nothing to fix come out byte-identical, the Kueue
-queue-name fix (rule defined by issue #14) works once the rule exists, and a migrated PyTorchJob renders the
+queue-name fix (rule of issue #14) moves the annotation, and a migrated PyTorchJob renders the
 pods Trainer v1 would have run."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import io
 import shutil
 from pathlib import Path
 
-import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +16,6 @@ from hypothesis import strategies as st
 from jobsetctl.cli.app import run
 from jobsetctl.fix.command import run_fix
 from jobsetctl.fix.yamledit import split_segments
-from jobsetctl.rules import get
 from jobsetctl.validate import ValidateOptions
 from tests.helpers import SAMPLES, UPSTREAM, dedent, requires_upstream
 
@@ -33,33 +31,62 @@ def _tree_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def _byte_identical_except_fixed(source: Path, tmp_path: Path) -> tuple[int, int]:
+def _byte_identical_except_fixed(source: Path, tmp_path: Path, *flags: str) -> tuple[int, set[str]]:
     work = tmp_path / source.name
     shutil.copytree(source, work)
     for path in work.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     before = _tree_bytes(work)
-    outcome = run_fix(ValidateOptions(paths=[str(work)]))
+    outcome = run_fix(ValidateOptions(paths=[str(work)]), include_info="--include-info" in flags)
     fixed_files = {str(Path(c.file).relative_to(work)) for c in outcome.changes if c.fixed}
-    status, log = _quiet(["fix", "--write", str(work)])
+    status, log = _quiet(["fix", "--write", *flags, str(work)])
     assert status == 0, log
     after = _tree_bytes(work)
     assert before.keys() == after.keys()
     changed = {name for name in before if before[name] != after[name]}
     assert changed == fixed_files, log
-    return len(before) - len(changed), len(changed)
+    return len(before) - len(changed), changed
 
 
 def test_samples_without_a_fixable_finding_are_byte_identical(tmp_path: Path) -> None:
     identical, changed = _byte_identical_except_fixed(SAMPLES, tmp_path)
-    assert identical > 200 and changed <= 5
+    assert identical > 200 and len(changed) <= 5
 
 
 @requires_upstream
 def test_upstream_files_are_byte_identical(tmp_path: Path) -> None:
+    """Every upstream file is valid: ``fix`` changes none of them. The one note with a fix
+    (startup-policy/startup-driver-ready.yaml uses the deprecated ``startupPolicyOrder: InOrder``,
+    ``jobset-startup-in-order``, info) is applied only on request."""
     identical, changed = _byte_identical_except_fixed(UPSTREAM, tmp_path)
-    # the one change: startup-policy/startup-driver-ready.yaml uses the deprecated InOrder (jobset-startup-in-order)
-    assert changed == 1 and identical > 100
+    assert changed == set() and identical > 100
+
+
+@requires_upstream
+def test_info_level_fixes_only_with_include_info(tmp_path: Path) -> None:
+    _, changed = _byte_identical_except_fixed(UPSTREAM, tmp_path, "--include-info")
+    assert changed == {"jobset/examples/startup-policy/startup-driver-ready.yaml"}
+
+
+def test_without_include_info_the_note_is_counted_not_fixed(tmp_path: Path) -> None:
+    case = Path(__file__).parent / "cases" / "fix-startup-in-order.in.yaml"
+    work = tmp_path / "job.yaml"
+    shutil.copyfile(case, work)
+    status, log = _quiet(["fix", "--check", str(work)])
+    assert status == 0
+    assert log.endswith("would rewrite 0 files; 1 info-level finding has a fix with --include-info (1 file looked at)\n")
+    assert _quiet(["fix", "--check", "--include-info", str(work)])[0] == 1
+
+
+def test_rules_marks_fixes_that_need_include_info() -> None:
+    import json
+
+    _, text = _quiet(["rules"])
+    [line] = [line for line in text.splitlines() if "replaced by dependsOn (status Ready)" in line]
+    assert line.strip().startswith("fix (with --include-info): startupPolicy InOrder replaced by dependsOn")
+    rules = {r["id"]: r for r in json.loads(_quiet(["rules", "-o", "json"])[1])}
+    assert rules["jobset-startup-in-order"]["fix_needs_include_info"] is True
+    assert rules["ref-gang-too-large"]["fix_needs_include_info"] is False
 
 
 @given(st.lists(st.sampled_from(["---\n", "# c\n", "a: 1\n", "...\n", "b: [x, y]\n", "\n", "--- # x\n", "k: '---'\n"]),
@@ -86,7 +113,6 @@ def test_segments_match_the_documents_libyaml_reads() -> None:
 QUEUE_RULE = "kueue-queue-name-annotation"
 
 
-@pytest.mark.skipif(get(QUEUE_RULE) is None, reason=f"{QUEUE_RULE} is defined by issue #14's Kueue work")
 def test_queue_name_annotation_moves_to_the_label(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(dedent("""
@@ -171,6 +197,8 @@ def test_migrated_pytorchjob_renders_the_v1_pods(tmp_path: Path) -> None:
     work = tmp_path / "job.yaml"
     shutil.copyfile(case, work)
     assert _quiet(["migrate", "--to", "trainer-v2", "--write", str(work)])[0] == 0
+    # Queued, the TrainJob would render suspended until Kueue admits it (issue #14): compare the pods unqueued.
+    work.write_text(work.read_text().replace("kueue.x-k8s.io/queue-name: team-a", "queue: team-a"))
     status, out = _quiet(["render", "--pods", str(work)])
     assert status == 0
     pods = [o for o in yaml.safe_load_all(out[: out.rindex("\n")]) if isinstance(o, dict) and o.get("kind") == "Pod"]

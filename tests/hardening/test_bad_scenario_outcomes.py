@@ -181,9 +181,12 @@ def test_a_gang_that_can_never_fit_waits_says_why_and_the_run_ends(tmp_path: Pat
     assert {f["state"] for f in document["final"] if f["kind"] == "Pod"} == {"Pending"}
     # The chart's row for the Job says why it waits: the gang's reason (regression: a PodGroup written
     # beside the Job has no row of its own, and its reason was lost).
-    text = simulate(capsys, str(path))
-    [row] = [line for line in text.stdout.splitlines() if line.startswith("g ")]
-    assert "waiting   gang 2/3 placeable: 1 pods Insuf" in row
+    text = simulate(capsys, "--width", "120", str(path))
+    [row] = [line for line in text.stdout.splitlines() if line.startswith("Job default/g ") and "waiting" in line]
+    assert "waiting  gang 2/3 placeable: 1 pods Insufficient cpu" in row
+    # It never starts, and the summary says it never could (issue 10).
+    assert ("  Job default/g  gang 2/3 placeable: 1 pods Insufficient cpu · never fits this cluster: the nodes its "
+            "pods may use hold 8 CPUs in all, the gang needs 9 CPUs") in text.stdout.splitlines()
 
 
 @pytest.mark.parametrize("pools", ["", "  nodes:\n  - {name: none, count: 0}\n"], ids=["no-pool", "empty-pool"])
@@ -197,8 +200,10 @@ def test_a_cluster_of_zero_nodes(tmp_path: Path, capsys: Capsys, pools: str) -> 
     assert {(e[1], e[5]) for e in events(outcome, "Unschedulable")} == {("Pod", "no nodes available to schedule pods")}
     assert document["summary"]["stopReason"] == "done" and document["summary"]["nodes"] == 0
     assert [(f["kind"], f["state"]) for f in document["final"]] == [("Job", "Active"), ("Pod", "Pending"), ("Pod", "Pending")]
-    chart = simulate(capsys, str(path)).stdout
-    assert "· 0 nodes ·" in chart.splitlines()[0] and "waiting   no nodes available to schedule" in chart
+    chart = simulate(capsys, "--width", "120", str(path)).stdout
+    assert "· 0 nodes ·" in chart.splitlines()[0] and "waiting  no nodes available to schedule" in chart
+    assert chart.splitlines()[-1] == ("  Job default/j  no nodes available to schedule pods · never fits this "
+                                      "cluster: it has no Ready node")
 
 
 UNTIL_ZERO = """\

@@ -20,6 +20,7 @@ and with the explicit gates drawn:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import tempfile
 from pathlib import Path
@@ -125,8 +126,11 @@ def ownership_layers(objects: list[dict[str, Any]]) -> dict[int, list[dict[str, 
     return layers
 
 
-def validate_report(paths: list[str], version: KubeVersion, gates: FeatureGates) -> list[Diagnostic]:
-    return list(check(ValidateOptions(paths=paths, version=version, gates=gates, jobs=1)).report.diagnostics)
+def validate_report(paths: list[str], version: KubeVersion, gates: FeatureGates, *, kueue: bool = True) -> list[Diagnostic]:
+    options = ValidateOptions(paths=paths, version=version, gates=gates, jobs=1)
+    if not kueue:
+        options = dataclasses.replace(options, kueue=None)
+    return list(check(options).report.diagnostics)
 
 
 def error_lines(diagnostics: list[Diagnostic]) -> list[str]:
@@ -161,7 +165,10 @@ def check_render(directory: str, paths: list[str], version: KubeVersion, gates: 
     for depth, layer in sorted(layers.items()):
         path = Path(directory) / f"rendered-{depth}.yaml"
         path.write_text(yaml.safe_dump_all(layer + (context if depth else []), sort_keys=False), encoding="utf-8")
-        found = error_lines(validate_report([str(path)], version, rendered.gates))
+        # Without Kueue's webhooks: they act once, at creation. Kueue appends its runtimePatch to every TrainJob
+        # it sees created, so creating a rendered TrainJob (which holds that patch) again is refused upstream
+        # (a duplicate patch manager; tests/kueue/test_jobs.py), which is not what this property is about.
+        found = error_lines(validate_report([str(path)], version, rendered.gates, kueue=False))
         problems += [f"depth {depth}: {line}" for line in found]
     schemas = kube_schemas(version)
     for obj in objects:

@@ -171,7 +171,7 @@ def _jobset(annotations: dict[str, str] | None, *members: tuple[str, int, int]) 
          "PodGroup js needs minCount 8 but only 2 pods can exist before a leader is scheduled"),
         ("1.37", "replicatedjob", {EXCLUSIVE: "rack"}, [("w", 2, 4), ("ps", 1, 1)],
          "PodGroup js-w needs minCount 8 but only 2 pods can exist before a leader is scheduled"),
-        ("1.37", "job", {EXCLUSIVE: "rack"}, [("w", 2, 4)],
+        ("1.37", "job", {EXCLUSIVE: "rack"}, [("w", 1, 4)],
          "each Job's PodGroup from template w needs minCount 4 but only 1 pod can exist before a leader is scheduled"),
         ("1.35", "jobset", {EXCLUSIVE: "rack"}, [("w", 3, 2)],
          "pod group jobset of Workload js needs minCount 6 but only 3 pods can exist before a leader is scheduled"),

@@ -167,7 +167,7 @@ def test_three_keys_chain_composites_root_first() -> None:
 
 
 def test_job_mode_delegates_to_the_job_controller() -> None:
-    js = jobset(rjob("workers", 3, 2, 2))
+    js = jobset(rjob("workers", 1, 2, 2), rjob("evaluator", 1), rjob("driver", 1))
     result = generate([js], options("job", "rack"), V37)
     assert [o["kind"] for o in result.generated] == ["Workload", "CompositePodGroup"]
     cpg = by_kind(result.generated, "CompositePodGroup")[0]
@@ -179,6 +179,26 @@ def test_job_mode_delegates_to_the_job_controller() -> None:
     annotations = wired["spec"]["replicatedJobs"][0]["template"]["metadata"]["annotations"]
     assert annotations == {GROUP_TEMPLATE_ANNOTATION: "workers", PARENT_COMPOSITE_ANNOTATION: "js"}
     assert "schedulingGroup" not in pod_spec_of(wired, 0)
+
+
+def test_job_mode_refuses_a_replicated_job_of_several_jobs() -> None:
+    """The Job controller names a delegated Job's PodGroup ``computePodGroupName(workloadName, templateName)``
+    (job_scheduling_manager.go; job_scheduling_manager_test.go, TestEnsureWorkloadAndPodGroup "delegated Job
+    creates the PodGroup from the parent's template"): the Job's own name is not in it, so the replicas' Jobs
+    would claim one PodGroup and all but the first would never create pods. Not emitted: a usage error that
+    names the replicated job, why, and what works instead."""
+    js = jobset(rjob("driver", 1), rjob("workers", 2, 4, 4))
+    with pytest.raises(UsageError) as raised:
+        generate([js], options("job"), V37)
+    message = str(raised.value)
+    assert message.startswith("--gang job: JobSet js, replicated job workers has 2 replicas")
+    assert "computePodGroupName" in message and "only the first would ever create pods" in message
+    assert message.endswith("gang each replicated job with --gang replicatedjob, or give workers replicas: 1")
+    # A replicated job without pods gets no group, and so no PodGroup to collide over.
+    generate([jobset(rjob("driver", 1), rjob("spare", 2, 0, 0))], options("job"), V37)
+    # The modes that name the PodGroups themselves gang any number of replicas.
+    for other in ("jobset", "replicatedjob"):
+        generate([js], options(other), V37)
 
 
 def test_staged_jobsets_get_a_basic_composite_and_no_whole_jobset_gang() -> None:
@@ -254,11 +274,12 @@ def test_1_37_refuses_a_group_whose_pods_disagree_on_priority() -> None:
     ("1.37", ["--gang", "everything"], "--gang"),
     ("1.37", ["--topology", "rack"], "give --gang"),
     ("1.37", ["--gang", "jobset", "--topology", "rack,rack"], "appears twice"),
+    ("1.37", ["--gang", "job"], "--gang job: JobSet js, replicated job rj has 2 replicas"),
 ])
 def test_what_a_release_cannot_express_is_a_usage_error(version: str, args: list[str], message: str,
                                                         tmp_path: Any) -> None:
     manifest = tmp_path / "js.yaml"
-    manifest.write_text(yaml.safe_dump(jobset(rjob("rj", 1, 2, 2))))
+    manifest.write_text(yaml.safe_dump(jobset(rjob("rj", 2, 2, 2))))
     result = render_cli(str(manifest), "--kubernetes-version", version, *args)
     assert result.exit == 2
     assert result.stdout == ""
@@ -309,30 +330,44 @@ def test_modes_are_spelled_as_on_the_command_line() -> None:
 def test_job_mode_gets_one_pod_group_per_job_from_the_job_controller() -> None:
     """End to end on 1.37: the Job controller, not render, creates each Job's PodGroup (KEP-5547
     ``managePodGroupOnly``), from the template the Job's annotation names, under the JobSet's
-    CompositePodGroup; the pods join their Job's group. The PodGroup is named after the Workload and the
-    template (job_scheduling_manager_test.go, TestEnsureWorkloadAndPodGroup "delegated Job creates the
-    PodGroup from the parent's template"), so of the two ``workers`` Jobs only the first gets its
-    PodGroup; the second creates no pods, and render says why."""
+    CompositePodGroup; the pods join their Job's group (job_scheduling_manager_test.go,
+    TestEnsureWorkloadAndPodGroup "delegated Job creates the PodGroup from the parent's template"). One Job
+    per replicated job: with more, the PodGroup names collide (see
+    test_job_mode_refuses_a_replicated_job_of_several_jobs)."""
     from tests.render.support import INPUTS
 
-    result = render_cli(str(INPUTS / "training.yaml"), "--gang", "job", "--pods")
+    result = render_cli(str(INPUTS / "training-one-job-each.yaml"), "--gang", "job", "--pods")
     assert result.exit == 0, result.stderr
-    assert "template workers (one PodGroup per Job, minCount 4; its 2 Jobs collide" in result.stderr
+    assert ("template driver (one PodGroup per Job, minCount 1), template workers (one PodGroup per Job, "
+            "minCount 4)") in result.stderr
     objects = result.objects()
     groups = by_kind(objects, "PodGroup")
     jobs = by_kind(objects, "Job")
-    assert [j["metadata"]["name"] for j in jobs] == ["train-driver-0", "train-workers-0", "train-workers-1"]
+    assert [j["metadata"]["name"] for j in jobs] == ["train-driver-0", "train-workers-0"]
     assert [g["metadata"]["ownerReferences"][0]["name"] for g in groups] == ["train-driver-0", "train-workers-0"]
-    assert not [p for p in by_kind(objects, "Pod") if p["metadata"]["ownerReferences"][0]["name"] == "train-workers-1"]
-    for group, job in zip(groups, jobs[:2], strict=True):
+    for group, job in zip(groups, jobs, strict=True):
         assert group["metadata"]["ownerReferences"][0]["name"] == job["metadata"]["name"]
         assert group["spec"]["workloadRef"]["templateName"] == job["metadata"]["labels"][
             "jobset.sigs.k8s.io/replicatedjob-name"]
         assert group["spec"]["parentCompositePodGroupName"] == "train"
-    for pod in by_kind(objects, "Pod"):
+    pods = by_kind(objects, "Pod")
+    assert len(pods) == 5
+    for pod in pods:
         owner = pod["metadata"]["ownerReferences"][0]["name"]
         group = next(g for g in groups if g["metadata"]["ownerReferences"][0]["name"] == owner)
         assert pod["spec"]["schedulingGroup"] == {"podGroupName": group["metadata"]["name"]}
+
+
+def test_job_mode_with_several_replicas_emits_nothing() -> None:
+    """``render --gang job`` of training.yaml (two Jobs of workers): exit 2, nothing on stdout, one line."""
+    from tests.render.support import INPUTS
+
+    result = render_cli(str(INPUTS / "training.yaml"), "--gang", "job", "--pods")
+    assert result.exit == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("jobsetctl: error: --gang job: JobSet train, replicated job workers has 2 "
+                                    "replicas")
+    assert len(result.stderr.splitlines()) == 1
 
 
 EXCLUSIVE_JOBSET = """\

@@ -1,5 +1,5 @@
 """Golden files for ``jobsetctl render``: every sample (but ``samples/invalid``, validate's corpus of
-what it must reject), every upstream JobSet example, Trainer example and
+what it must reject), every upstream JobSet example, Trainer example, Kueue example and
 shipped runtime (read from ``../shared/upstream``, skipped when absent), with and without ``--pods``,
 and every ``--gang`` mode x release that is valid.
 
@@ -38,7 +38,20 @@ from tests.render.test_schemas import jobset_errors, schema_problems
 
 JOBSET_EXAMPLES = UPSTREAM / "jobset" / "examples"
 TRAINER = UPSTREAM / "trainer"
+KUEUE_EXAMPLES = UPSTREAM / "kueue" / "examples"
 WAS = "workload-aware-scheduling"
+#: A JobSet example queued to a LocalQueue its directory defines: rendered after that file (issue #14).
+JOBSET_SETUPS = {"tpu-multislice/v6e-jax-workload.yaml": "tpu-multislice/kueue-config.yaml"}
+#: The setup each Kueue job example's queue comes from (its relative path starts with the key). No example
+#: setup offers a TAS flavor behind ``user-queue``: the jobs/ TAS JobSets render refused (kueue-tas-topology).
+KUEUE_SETUPS = {
+    "jobs/": "admin/single-clusterqueue-setup.yaml",
+    "admin/shared-quota-sample-job": "admin/shared-quota-setup.yaml",
+    "admission-fs/lq-": "admission-fs/admission-fair-sharing-setup.yaml",
+    "getting-started/quick-start-job": "getting-started/quick-start-setup.yaml",
+    "provisioning/sample-job": "provisioning/provisioning-setup.yaml",
+    "tas/sample-job-": "tas/sample-queues.yaml",
+}
 #: Gates some upstream examples are written for (their relative path starts with the key).
 EXAMPLE_GATES = {
     "failure-policy/restartjob": "RestartJob=true",
@@ -64,8 +77,10 @@ def upstream_cases() -> list[Case]:
         relative = path.relative_to(JOBSET_EXAMPLES).as_posix()
         version, options = _example_settings(relative)
         name = f"upstream-jobset-{_slug(relative)}"
-        cases.append(Case(name, (path,), options, version))
-        cases.append(Case(f"{name}__pods", (path,), (*options, "--pods"), version))
+        setup = JOBSET_SETUPS.get(relative)
+        paths = (JOBSET_EXAMPLES / setup, path) if setup else (path,)
+        cases.append(Case(name, paths, options, version))
+        cases.append(Case(f"{name}__pods", paths, (*options, "--pods"), version))
     # The workload-aware-scheduling examples are applied together: Workload, PodGroup(s), JobSet.
     root = JOBSET_EXAMPLES / WAS
     together = [(f"{WAS}", tuple(root / f for f in ("workload.yaml", "podgroup.yaml", "jobset.yaml")))]
@@ -74,6 +89,12 @@ def upstream_cases() -> list[Case]:
         cases.append(Case(f"upstream-jobset-{slug}__together", paths, ("--pods",), "1.36"))
     for path in sorted((TRAINER / "runtimes").glob("*.yaml")):
         cases.append(Case(f"upstream-trainer-runtimes-{_slug(path.name)}", (path,)))
+    for path in sorted(KUEUE_EXAMPLES.rglob("*.yaml")):
+        # A queued job example after the setup it names (kubectl apply -f setup.yaml, then the job): it renders
+        # suspended with its Workload. Each other example on its own.
+        relative = path.relative_to(KUEUE_EXAMPLES).as_posix()
+        setup = next((KUEUE_EXAMPLES / s for prefix, s in KUEUE_SETUPS.items() if relative.startswith(prefix)), None)
+        cases.append(Case(f"upstream-kueue-{_slug(relative)}", (setup, path) if setup else (path,)))
     flux_runtime = TRAINER / "examples" / "flux" / "flux-runtime.yaml"
     for path in sorted((TRAINER / "examples").rglob("*.yaml")):
         relative = path.relative_to(TRAINER / "examples").as_posix()
@@ -97,6 +118,9 @@ def sample_files() -> list[Path]:
 
 TRAINING = INPUTS / "training.yaml"
 STAGED = INPUTS / "staged.yaml"
+#: --gang job needs one Job per replicated job (jobsetctl.gang: the Job controller's PodGroup names).
+TRAINING_ONE_JOB_EACH = INPUTS / "training-one-job-each.yaml"
+STAGED_ONE_JOB_EACH = INPUTS / "staged-one-job-each.yaml"
 GANG_CASES = [
     Case("gang-jobset-1_35", (TRAINING,), ("--gang", "jobset"), "1.35"),
     Case("gang-jobset-1_36", (TRAINING,), ("--gang", "jobset"), "1.36"),
@@ -104,7 +128,7 @@ GANG_CASES = [
     Case("gang-replicatedjob-1_35__pods", (TRAINING,), ("--gang", "replicatedjob", "--pods"), "1.35"),
     Case("gang-replicatedjob-1_36", (TRAINING,), ("--gang", "replicatedjob"), "1.36"),
     Case("gang-replicatedjob-1_37", (TRAINING,), ("--gang", "replicatedjob"), "1.37"),
-    Case("gang-job-1_37__pods", (TRAINING,), ("--gang", "job", "--pods"), "1.37"),
+    Case("gang-job-1_37__pods", (TRAINING_ONE_JOB_EACH,), ("--gang", "job", "--pods"), "1.37"),
     Case("gang-jobset-1_36-rack__pods", (TRAINING,),
          ("--gang", "jobset", "--topology", "topology.example.com/rack", "--pods"), "1.36"),
     Case("gang-replicatedjob-1_36-rack-priority-podgroup", (TRAINING,),
@@ -113,12 +137,12 @@ GANG_CASES = [
     Case("gang-replicatedjob-1_37-zone-rack-priority-all", (TRAINING,),
          ("--gang", "replicatedjob", "--topology", "topology.kubernetes.io/zone,topology.example.com/rack",
           "--priority-class", "training", "--disruption-mode", "all"), "1.37"),
-    Case("gang-job-1_37-block-rack-single__pods", (TRAINING,),
+    Case("gang-job-1_37-block-rack-single__pods", (TRAINING_ONE_JOB_EACH,),
          ("--gang", "job", "--topology", "topology.example.com/block,topology.example.com/rack",
           "--disruption-mode", "single", "--pods"), "1.37"),
     Case("gang-replicatedjob-1_37-staged-zone-rack", (STAGED,),
          ("--gang", "replicatedjob", "--topology", "topology.kubernetes.io/zone,topology.example.com/rack"), "1.37"),
-    Case("gang-job-1_37-staged__all-stages", (STAGED,), ("--gang", "job", "--all-stages"), "1.37"),
+    Case("gang-job-1_37-staged__all-stages", (STAGED_ONE_JOB_EACH,), ("--gang", "job", "--all-stages"), "1.37"),
 ]
 TORCHTUNE = INPUTS / "torchtune.yaml"
 STAGE_CASES = [

@@ -53,21 +53,69 @@ def test_unknown_gate_on_the_command_line_is_a_usage_error(tmp_path: Path, capsy
     assert err.startswith("jobsetctl: error: unrecognized feature gate: Nope; known gates: CompositePodGroup, ")
 
 
-def test_unknown_gate_in_the_scenario_is_a_usage_error_with_its_position(
+def test_unknown_gate_in_the_scenario_is_a_scenario_error_with_its_position(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _scenario(tmp_path, SCENARIO.replace("GangScheduling: true", "Gang: true"))
-    assert run(["simulate", path]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"jobsetctl: error: {path}:5:3: spec.featureGates: unrecognized feature gate: Gang; known")
+    assert run(["simulate", path]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith(
+        "  5:3  error   spec.featureGates: unrecognized feature gate: Gang; known gates: CompositePodGroup, ")
+    assert out.splitlines()[1].endswith("[input/scenario-invalid-value]")
 
 
-def test_unsupported_version_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unsupported_version_on_the_command_line_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(["simulate", _scenario(tmp_path), "--kubernetes-version", "1.20"]) == 2
     assert "unsupported Kubernetes version '1.20'" in capsys.readouterr().err
+
+
+def test_unsupported_version_in_the_scenario_is_a_scenario_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _scenario(tmp_path, SCENARIO.replace("  until: 1h\n", '  until: 1h\n  kubernetesVersion: "1.20"\n'))
-    assert run(["simulate", path]) == 2
-    assert f"{path}:7:3: spec.kubernetesVersion: unsupported Kubernetes version" in capsys.readouterr().err
+    assert run(["simulate", path]) == 1
+    assert ("  7:3  error   spec.kubernetesVersion: unsupported Kubernetes version '1.20': choose one of 1.35, "
+            "1.36, 1.37  [input/scenario-invalid-value]") in capsys.readouterr().out
+    # The command line's version wins: the Scenario's is not used, and not an error then.
+    assert run(["simulate", path, "--kubernetes-version", "1.37", "-o", "json"]) == 0
+    capsys.readouterr()
+    # validate reads the Scenario as simulate does, and says the same.
+    assert run(["validate", path, "-o", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert [(d["line"], d["column"], d["rule"], d["message"]) for d in found] == [
+        (7, 3, "scenario-invalid-value", "spec.kubernetesVersion: unsupported Kubernetes version '1.20': choose one "
+         "of 1.35, 1.36, 1.37")]
+
+
+def test_every_scenario_problem_is_reported_in_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10: problems of every stage (parsing, settings, submitted files) at once, not one per run."""
+    path = _scenario(tmp_path, """\
+        apiVersion: jobsetctl.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: s}
+        spec:
+          kubernetesVersion: "1.20"
+          featureGates: {Gang: true}
+          nodes:
+          - {name: node, count: 1, capacity: {cpu: "4"}, colour: red}
+          submit:
+          - {at: soon, files: [missing.yaml]}
+          - {at: 1m, files: [also-missing.yaml]}
+        """)
+    trace = tmp_path / "trace.json"
+    assert run(["simulate", path, "-o", "json", "--trace", str(trace)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(d["line"], d["column"], d["rule"]) for d in report["diagnostics"]] == [
+        (5, 3, "scenario-invalid-value"),
+        (6, 3, "scenario-invalid-value"),
+        (8, 50, "scenario-unknown-field"),
+        (10, 6, "scenario-invalid-duration"),
+        (10, 24, "scenario-missing-file"),
+        (11, 22, "scenario-missing-file"),
+    ]
+    assert not trace.exists()
 
 
 @pytest.mark.parametrize("until", ["-5m", "soon", "5 minutes"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -11,24 +12,20 @@ import pytest
 
 from jobsetctl.cli.app import run
 from tests.helpers import SAMPLES
+from tests.simulate.harness import assert_golden
 
 NODE_FAILURE = str(SAMPLES / "scenarios" / "node-failure.yaml")
 
 
-def test_text_output_has_chart_events_and_summary(capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "120")
-    assert run(["simulate", NODE_FAILURE]) == 0
+@pytest.mark.parametrize("name", ["node-failure", "two-teams", "gang-topology"])
+def test_text_output_is_exact(name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``jobsetctl simulate samples/scenarios/NAME.yaml | less`` shows: header, chart, legend, events,
+    summary (golden files under ``golden/text/``; ``JOBSETCTL_UPDATE_GOLDEN=1`` rewrites them)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert run(["simulate", str(SAMPLES / "scenarios" / f"{name}.yaml")]) == 0
     out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert lines[0] == "Scenario node-failure · Kubernetes 1.37 · 5 nodes · seed 0 · end 4h1m (nothing left to happen)"
-    chart = [line for line in lines if "█" in line and not line.startswith("░ waiting")]
-    assert len(chart) == 3 and all(len(line) <= 120 for line in chart)
-    assert all("R" in line and line.rstrip().endswith("done") for line in chart)
-    assert "Events" in lines and "Summary" in lines
-    assert any("Node gpu-1 Failed" in line for line in lines)
-    assert any("JobSet default/resilient Restarting" in line for line in lines)
     assert "\x1b[" not in out  # no colour codes when stdout is not a terminal
+    assert_golden(f"text/{name}.txt", out)
 
 
 def test_files_are_written_only_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,3 +70,22 @@ def test_plain_manifests_with_a_nodes_file(capsys: pytest.CaptureFixture[str]) -
     scheduled = {e["node"] for e in document["events"] if e["event"] == "Scheduled"}
     assert scheduled <= {"ip-10-0-1-11", "ip-10-0-1-12", "ip-10-0-2-21"}
     assert document["summary"]["nodes"] == 3
+
+
+def test_the_nodes_file_is_read_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's pattern: ``simulate manifests/ --nodes manifests/nodes.yaml``."""
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    for name in ("team-a.yaml", "nodes.yaml"):
+        shutil.copy(SAMPLES / "scenarios" / "manifests" / name, manifests / name)
+    status = run(["simulate", str(manifests), "--nodes", str(manifests / "nodes.yaml"), "-o", "json", "--until", "6h"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.out
+    document = json.loads(captured.out)
+    assert document["summary"]["nodes"] == 3 and "already defined" not in captured.err
+    nodes = [e["name"] for e in document["events"] if e["kind"] == "Node" and e["event"] == "Created"]
+    assert nodes == ["ip-10-0-1-11", "ip-10-0-1-12", "ip-10-0-2-21"]
+    # The samples' own directory, as the samples README suggests (it also holds gangs that never fit it).
+    samples = SAMPLES / "scenarios" / "manifests"
+    assert run(["simulate", str(samples), "--nodes", str(samples / "nodes.yaml"), "-o", "json", "--until", "6h"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["nodes"] == 3

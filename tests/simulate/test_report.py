@@ -8,7 +8,8 @@ from xml.etree import ElementTree
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import KubeVersion
 from jobsetctl.simulate.final import final_states
-from jobsetctl.simulate.picture import render_html, render_svg
+from jobsetctl.simulate.htmlpage import render_html
+from jobsetctl.simulate.picture import render_svg
 from jobsetctl.simulate.report import (
     COMMON_EVENTS,
     EVENTS_BY_KIND,
@@ -111,16 +112,30 @@ def test_svg_is_well_formed_and_self_contained() -> None:
     assert not root.findall(f".//{ns}script") and "href" not in svg and "@import" not in svg
     bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
     assert [b.find(f"{ns}title").text for b in bars] == [  # type: ignore[union-attr]
-        "JobSet default/js: running 0s–1h1m", "js-w-0: running 0s–1h", "js-w-1: waiting 0s–1m",
+        # partly running: the waiting colour under a half-height running bar, one tooltip each.
+        "JobSet default/js: partly running 0s–1m", "JobSet default/js: partly running 0s–1m",
+        "JobSet default/js: running 1m–1h1m", "js-w-0: running 0s–1h", "js-w-1: waiting 0s–1m",
         "js-w-1: running 1m–1h1m"]
+    ends = [c.find(f"{ns}title").text for c in root.iter(f"{ns}circle")  # type: ignore[union-attr]
+            if c.find(f"{ns}title") is not None]
+    assert ends == ["JobSet default/js: done at 1h1m", "js-w-0: done at 1h", "js-w-1: done at 1h1m"]
     assert "two &lt;jobs&gt;" in svg
     assert render_svg(timeline, "x") == render_svg(timeline, "x")  # deterministic
 
 
 def test_html_embeds_svg_and_summary() -> None:
     script = two_job_jobset()
+    result = _result(script, 3660)
     timeline = build_timeline(script.events, script.ledger, 3660)
     summary = summarize(script.events, script.ledger, timeline)
-    html = render_html(timeline, summary, "title", "subtitle")
+    html = render_html(result, timeline, summary, "jobsetctl simulate: two-jobs")
     assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 1
     assert "<td>JobSet default/js</td><td>Completed</td><td>0s</td><td>1m</td><td>1m</td><td>1h1m</td>" in html
+    # One visible title (the picture inside has none of its own), times in human units.
+    assert html.count("<h1>") == 1 and html.count(">jobsetctl simulate: two-jobs<") == 2  # <title> and <h1>
+    assert '<p class="run">Kubernetes 1.37 · 2 nodes · seed 0 · end 1h1m (nothing left to happen)</p>' in html
+    assert "3660" not in html.replace('aria-label="jobsetctl simulate: two-jobs"', "")
+    # The events list: the pod that waited, once.
+    assert ("<tr><td>0s</td><td>Pod default/js-w-1-0-fghij</td><td class=\"waiting\">Unschedulable</td>"
+            "<td class=\"detail\">Unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.</td></tr>"
+            in html)

@@ -17,7 +17,8 @@ def _rows(script: Script, end: float) -> list[tuple[str, int, list[Segment], lis
 
 def test_two_job_jobset_rows() -> None:
     assert _rows(two_job_jobset(), 3660) == [
-        ("JobSet default/js", 0, [Segment(0, 3660, "run")], [], "succeeded"),
+        # The JobSet is partly running while one of its two pods waits.
+        ("JobSet default/js", 0, [Segment(0, 60, "partial"), Segment(60, 3660, "run")], [], "succeeded"),
         ("js-w-0", 1, [Segment(0, 3600, "run")], [], "succeeded"),
         ("js-w-1", 1, [Segment(0, 60, "wait"), Segment(60, 3660, "run")], [], "succeeded"),
     ]
@@ -77,13 +78,17 @@ def test_preemption_restart_and_node_failure() -> None:
     s.event(300, "Node", "gpu-0", "Failed", message="node failed")
     s.event(300, "Pod", "js-w-0-0-bbbbb", "Failed", node="gpu-0")
     timeline = build_timeline(s.events, s.ledger, 400)
-    header, job = timeline.rows
+    header, job, node = timeline.rows
     assert header.segments == [Segment(0, 100, "run"), Segment(100, 200, "wait"), Segment(200, 300, "run"),
                                Segment(300, 400, "wait")]
     assert header.marks == [Mark(100, "restart")] and header.outcome == "waiting"
+    assert (header.finished_at, header.end_mark) == (None, None)  # still open at the end: no end mark
     assert job.segments == [Segment(0, 100, "run"), Segment(100, 200, "wait"), Segment(200, 300, "run"),
                             Segment(300, 400, "wait")]
-    assert job.marks == [Mark(100, "preempted"), Mark(100, "restart"), Mark(300, "failed")]
+    assert job.marks == [Mark(100, "preempted"), Mark(100, "restart"), Mark(300, "pod-failed")]
+    # The failed node gets a row of its own: down from its failure to the end, with the failure marked.
+    assert (node.label, node.kind, node.segments, node.marks, node.outcome) == (
+        "Node gpu-0", "node", [Segment(300, 400, "down")], [Mark(300, "node-failed")], "down")
     summary = summarize(s.events, s.ledger, timeline)
     (stats,) = summary.workloads
     assert (stats.admitted, stats.queueing, stats.preemptions, stats.restarts, stats.finished) == (0, 100, 1, 1, None)
@@ -113,23 +118,42 @@ def test_suspension_and_gang_rows() -> None:
     s.create(99, "Pod", "bare")
     timeline = build_timeline(s.events, s.ledger, 100)
     by_label = {r.label: r for r in timeline.rows}
-    assert by_label["j"].segments == [Segment(0, 50, "suspended"), Segment(50, 60, "wait"), Segment(60, 70, "run"),
-                                      Segment(70, 100, "suspended")]
-    assert by_label["j"].outcome == "suspended"
-    # A gang ends with its last pod; its note is the reason it waited while it waited.
-    assert by_label["pg"].segments == [Segment(80, 90, "wait"), Segment(90, 99, "run")]
-    assert by_label["pg"].outcome == "succeeded"
-    assert (by_label["bare"].segments, by_label["bare"].outcome) == ([Segment(99, 100, "wait")], "waiting")
-    assert [r.label for r in timeline.rows] == ["j", "pg", "bare"]
+    job, gang, bare = by_label["Job default/j"], by_label["PodGroup default/pg"], by_label["Pod default/bare"]
+    assert job.segments == [Segment(0, 50, "suspended"), Segment(50, 60, "wait"), Segment(60, 70, "run"),
+                            Segment(70, 100, "suspended")]
+    assert job.outcome == "suspended"
+    # A gang ends with its last pod (its end mark there).
+    assert gang.segments == [Segment(80, 90, "wait"), Segment(90, 99, "run")]
+    assert (gang.outcome, gang.end_mark) == ("succeeded", Mark(99, "done"))
+    assert (bare.segments, bare.outcome) == ([Segment(99, 100, "wait")], "waiting")
+    # Top-level rows of every kind read "Kind namespace/name".
+    assert [r.label for r in timeline.rows] == ["Job default/j", "PodGroup default/pg", "Pod default/bare"]
 
 
 def test_row_cells_and_axis() -> None:
     script = two_job_jobset()
     timeline = build_timeline(script.events, script.ledger, 3660)
     cells = row_cells(timeline.rows[2], 3660, 61)
-    # 1 cell is 60 s: the one-minute wait is exactly the first cell.
-    assert "".join(c.char for c in cells) == "░" + "█" * 60
+    # 1 cell is 60 s: the one-minute wait is exactly the first cell; the end mark is the last.
+    assert "".join(c.char for c in cells) == "░" + "█" * 59 + "✓"
+    assert "".join(c.char for c in row_cells(timeline.rows[0], 3660, 61)) == "▄" + "█" * 59 + "✓"
     assert tick_times(3660) == [0.0, 1800.0, 3600.0]
     assert tick_times(3660, 8) == [0.0, 600.0, 1200.0, 1800.0, 2400.0, 3000.0, 3600.0]
     assert axis_line(7200, 40) == "0" + " " * 19 + "1h" + " " * 16 + "2h"
     assert axis_line(7200, 80) == "0" + " " * 19 + "30m" + " " * 17 + "1h" + " " * 18 + "1h30m" + " " * 13 + "2h"
+
+
+def test_a_pod_replaced_within_one_instant_keeps_one_span() -> None:
+    """A Job of 2 completions, 1 at a time: the second pod starts as the first ends; one running span."""
+    s = Script()
+    s.node(0, "n0", 0)
+    s.create(0, "Job", "j")
+    s.create(0, "Pod", "j-aaaaa", owner=("Job", "j"))
+    s.event(0, "Pod", "j-aaaaa", "Scheduled", node="n0")
+    s.event(50, "Pod", "j-aaaaa", "Succeeded", node="n0")
+    s.create(50, "Pod", "j-bbbbb", owner=("Job", "j"))
+    s.event(50, "Pod", "j-bbbbb", "Scheduled", node="n0")
+    s.event(100, "Pod", "j-bbbbb", "Succeeded", node="n0")
+    s.event(100, "Job", "j", "Completed")
+    (row,) = build_timeline(s.events, s.ledger, 100).rows
+    assert (row.segments, row.end_mark) == ([Segment(0, 100, "run")], Mark(100, "done"))

@@ -117,9 +117,11 @@ def test_example_expansion_matches_golden(path: Path) -> None:
 @requires_upstream
 def test_examples_validate_as_the_spec_predicts(tmp_path: Path) -> None:
     """Every example is admitted (TrainJob and generated JobSet) except 05-multi-step, which J3
-    rejects (quirk 8: its dataset-initializer container has no "initializer" volumeMount)."""
+    rejects (quirk 8: its dataset-initializer container has no "initializer" volumeMount). Validated as the
+    command does, for a cluster it cannot see: 03-kueue-integration's LocalQueue, a prerequisite in the cluster
+    by its own comment, may be there (a warning, issue #14)."""
     files = [str(p) for p in _example_files()]
-    diagnostics = validate_files(tmp_path, {}, paths=files)
+    diagnostics = validate_files(tmp_path, {}, paths=files, unseen_cluster=True)
     errors = [(Path(d.file).name, d.rule) for d in diagnostics if d.severity == "error"]
     assert errors == [("05-multi-step.yaml", "trainjob-initializer-volume-mount-missing")]
 
