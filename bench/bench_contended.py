@@ -169,8 +169,10 @@ def run(path: str, output: str, profile: str | None = None, timeout: float | Non
     """One ``simulate -o json`` in a fresh process; CPU and peak RSS from its rusage."""
     command = [sys.executable]
     if profile:
-        command += ["-m", "cProfile", "-o", profile]
-        command += [str(ROOT / "jobsetctl" / "__main__.py")]
+        # Not ``-m cProfile``: the CLI leaves with os._exit (no heap teardown), before cProfile could write.
+        command += ["-c", "import cProfile, sys; from jobsetctl.cli.app import run; "
+                          "from jobsetctl.gctune import tune_for_batch; tune_for_batch(); "
+                          f"cProfile.run('run(sys.argv[1:])', {profile!r})"]
     else:
         command += ["-m", "jobsetctl"]
     command += ["simulate", path, "-o", "json", "--max-objects", "1000000"]

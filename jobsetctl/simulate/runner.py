@@ -55,6 +55,7 @@ from jobsetctl.status import UsageError
 
 if TYPE_CHECKING:
     from jobsetctl.kueue.config import KueueConfiguration
+    from jobsetctl.simulate.progress import RunProgress
 
 #: Virtual seconds without any write after which retries alone do not keep a run going.
 QUIET_WINDOW = 3600.0
@@ -280,8 +281,9 @@ def _something_runs(cluster: FakeCluster) -> bool:
     return any(access.metadata(obj).get("deletionTimestamp") for obj in stored)
 
 
-def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
-    """Run a planned simulation to its end and collect the result."""
+def run_plan(the_plan: Plan, seed: int = 0, watch: RunProgress | None = None) -> SimulationResult:
+    """Run a planned simulation to its end and collect the result; ``watch`` is told of each instant
+    (the progress line on a terminal, :mod:`jobsetctl.simulate.progress`)."""
     inputs = the_plan.inputs
     cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, kueue=the_plan.kueue))
     ledger = Ledger()
@@ -312,10 +314,15 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
 
     until = the_plan.until
     stop_reason = "until"
+    on_step = progress.step
+    if watch is not None:
+        def on_step() -> None:
+            progress.step()
+            watch.step(cluster.clock.now, cluster.recorder.events)
     try:
         with paused():
             cluster.manager.run(until if until is not None else last_user_time + DEFAULT_HORIZON,
-                                on_step=progress.step)
+                                on_step=on_step)
         if until is None:
             stop_reason = "done" if cluster.clock.next_time() is None else "horizon"
     except Idle:
@@ -325,6 +332,9 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     except limits.ObjectLimitExceeded as exc:
         exc.owners = limits.owner_chain(cluster.api, exc.obj)
         raise
+    finally:
+        if watch is not None:
+            watch.close()
     events = list(cluster.recorder.events)
     if stop_reason == "limit":
         end_time = cluster.clock.now  # where it stopped: the chart must not show an idle stretch to until
