@@ -254,7 +254,7 @@ class Requeue:
         """Whether room is what the scheduler's placement counts: no reservations of nominated pods and
         no inter-pod affinity anywhere (either can make a copy that fits on paper not fit)."""
         snapshot = self.s.snapshot
-        return not snapshot.nominated and not snapshot.anti_affinity_pods
+        return self.s.hints and not snapshot.nominated and not snapshot.anti_affinity_pods
 
     def classify(self, item: QueuedItem, cls: FitClass | None, example: PodInfo | None) -> None:
         """Record what ``item`` waits for (before it goes back to the pool)."""

@@ -69,6 +69,10 @@ class Scheduler(Controller):
         self.groups = GroupRegistry(self.version, self.gates)
         self.actuator = Actuator(self)
         self.queue = SchedulingQueue(pop_from_backoff=bool(self.config.get("popFromBackoffQ", True)))
+        #: Queueing hints and the room gate (:mod:`.requeue`). Off (``queueingHints: false``, for tests): an
+        #: event moves every pooled item one of whose rejecting plugins registered for it, as upstream with
+        #: the SchedulerQueueingHints gate off: the reference the hinted queue is compared with.
+        self.hints = bool(self.config.get("queueingHints", True))
         self.pods: dict[str, PodInfo] = {}
         self._seq = 0
         #: (time, pod or group, outcome) of every scheduling attempt, for tests and the timeline.
@@ -260,7 +264,7 @@ class Scheduler(Controller):
         if not self.queue.pool:
             self.queue.move_request_cycle = self.queue.scheduling_cycle
             return
-        candidates = self.requeue.candidates(event, subject, group)
+        candidates = self.requeue.candidates(event, subject, group) if self.hints else None
         self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group), self.clock.now,
                         candidates)
 
@@ -275,7 +279,7 @@ class Scheduler(Controller):
             plugin = self.plugin_named(name)
             if plugin is None or event not in plugin.events:
                 continue
-            hint = getattr(plugin, "hint", None)
+            hint = getattr(plugin, "hint", None) if self.hints else None
             if hint is None:
                 return True
             if targets is None:
