@@ -18,8 +18,9 @@ PodGroups are inline in the Scenario (a 4 MB file at 5,000 nodes).
 
 **The week** (issue 12): 10,000 JobSets on 2,000 nodes over a week: Poisson arrivals (mean gap 60.48 s),
 log-normal durations (median 2 h, sigma 1, clamped to 5 min .. 2 days), one replicated job per JobSet
-whose gang size is drawn from 1, 2, 4, 8, 16, 32, 64 (weights 30, 15, 15, 20, 10, 6, 4; 1 GPU and 4 cpu
-a pod), a quarter of them at the high priority of two PriorityClasses, which preempts (the default
+whose gang size is drawn from 1, 2, 4, 8, 16, 32, 64 (weights 30, 15, 15, 20, 10, 6, 4), a pod asking
+for a whole node (8 GPUs, 32 cpu; ``--week-gpus 1``: 1 GPU and 4 cpu, a week at about 11% of the GPUs
+that never waits), so the demand averages about 87% of the cluster's GPUs and bursts past it; a quarter of them at the high priority of two PriorityClasses, which preempts (the default
 ``preemptionPolicy``). Gangs are 1.37 PodGroups with ``gang.minCount`` = the size and the JobSet's
 priority class; a size-1 JobSet is a plain pod.
 
@@ -61,12 +62,12 @@ HOUR = 3600
 WEEK = 7 * 86400
 
 
-def _pod_template(group: str, duration: str, priority_class: str | None = None) -> dict[str, Any]:
+def _pod_template(group: str, duration: str, priority_class: str | None = None, gpus: int = 1) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [{"name": "worker", "image": "trainer:latest",
-                        "resources": {"requests": {"cpu": "4", "memory": "16Gi"},
-                                      "limits": {"nvidia.com/gpu": "1"}}}],
+                        "resources": {"requests": {"cpu": str(4 * gpus), "memory": f"{16 * gpus}Gi"},
+                                      "limits": {"nvidia.com/gpu": str(gpus)}}}],
     }
     if priority_class:
         spec["priorityClassName"] = priority_class
@@ -85,13 +86,13 @@ def _pod_group(name: str, min_count: int, rack: bool, priority_class: str | None
             "spec": spec}
 
 
-def _jobset(name: str, duration: str, jobs: list[tuple[str, int, str, str | None]]) -> dict[str, Any]:
+def _jobset(name: str, duration: str, jobs: list[tuple[str, int, str, str | None]], gpus: int = 1) -> dict[str, Any]:
     """``jobs``: (replicated job name, pods, PodGroup name or "", priority class)."""
     replicated = []
     for rj, pods, group, priority_class in jobs:
         replicated.append({"name": rj, "replicas": 1, "template": {"spec": {
             "parallelism": pods, "completions": pods, "completionMode": "Indexed", "backoffLimit": 0,
-            "template": _pod_template(group, duration, priority_class)}}})
+            "template": _pod_template(group, duration, priority_class, gpus)}}})
     return {"apiVersion": JOBSET, "kind": "JobSet", "metadata": {"name": name, "namespace": "bench"},
             "spec": {"replicatedJobs": replicated}}
 
@@ -126,7 +127,7 @@ SIZES = (1, 2, 4, 8, 16, 32, 64)
 SIZE_WEIGHTS = (30, 15, 15, 20, 10, 6, 4)
 
 
-def week(nodes: int = 2000, jobsets: int = 10_000, seed: int = 12) -> dict[str, Any]:
+def week(nodes: int = 2000, jobsets: int = 10_000, seed: int = 12, gpus: int = 8) -> dict[str, Any]:
     rng = random.Random(seed)
     classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
                 "value": value} for name, value in (("bench-low", 100), ("bench-high", 1000))]
@@ -144,7 +145,7 @@ def week(nodes: int = 2000, jobsets: int = 10_000, seed: int = 12) -> dict[str, 
         if size > 1:
             group = f"{name}-w"
             objects.append(_pod_group(group, size, False, priority_class))
-        objects.append(_jobset(name, f"{minutes}m", [("w", size, group, priority_class)]))
+        objects.append(_jobset(name, f"{minutes}m", [("w", size, group, priority_class)], gpus))
         submit.append({"at": f"{int(at)}s", "objects": objects})
     return {
         "apiVersion": "jobsetctl.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": f"week-{nodes}"},
@@ -236,6 +237,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sizes", default="500,1000,2500,5000,10000", help="node counts, comma-separated")
     parser.add_argument("--variants", default="plain,rack")
     parser.add_argument("--week", action="store_true", help="the week of arrivals instead of the day")
+    parser.add_argument("--week-gpus", type=int, default=8, help="GPUs per pod of the week (8: a node each)")
     parser.add_argument("--profile", action="store_true", help="cProfile the first size of the first variant")
     parser.add_argument("--timeout", type=float, default=None, help="wall seconds before a run is abandoned")
     parser.add_argument("--write", type=int, default=None, help="write the Scenario of this size and stop")
@@ -252,7 +254,7 @@ def main(argv: list[str]) -> int:
         return 0
     cases: list[tuple[str, int, dict[str, Any], int]] = []
     if args.week:
-        scenario = week()
+        scenario = week(gpus=args.week_gpus)
         pods = sum(int(o["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"])
                    for s in scenario["spec"]["submit"] for o in s["objects"] if o["kind"] == "JobSet")
         cases.append(("week", 2000, scenario, pods))
