@@ -149,12 +149,40 @@ def placement_annotations(js: Any, rjob: Any) -> dict[str, str]:
     return out
 
 
+def pod_placement_annotations(js: Any, rjob: Any) -> dict[str, str]:
+    """The exclusive-placement annotations the pods of ``rjob`` carry: the pod template's own, overlaid by
+    :func:`placement_annotations` (jobset @ 08dfbdfd ``labelAndAnnotateObject`` on ``&job.Spec.Template``:
+    ``maps.Copy`` of the template's annotations, then the JobSet's and the replicated job's keys). The pod
+    webhook (``pod_webhook.go`` ``Default``, ``ValidateCreate``) and the pod controller read these, not the
+    Job's: a key written on the pod template alone acts on the pods (``jobset-exclusive-pod-template``)."""
+    own = api.object_annotations(api.pod_template(rjob))
+    out: dict[str, str] = {key: api.as_str(own[key]) for key in (api.EXCLUSIVE_TOPOLOGY_KEY, api.NODE_SELECTOR_STRATEGY_KEY)
+           if key in own}
+    out.update(placement_annotations(js, rjob))
+    return out
+
+
+def pod_exclusive_topology_at(js: Any, index: int, rjob: Any) -> tuple[str | int, ...] | None:
+    """Where the exclusive-topology key the pods of the ``index``-th replicated job carry is written: the
+    replicated job's template, else the JobSet, else the pod template (the precedence of
+    :func:`pod_placement_annotations`); None without one."""
+    if api.EXCLUSIVE_TOPOLOGY_KEY in api.object_annotations(api.job_template(rjob)):
+        return ("spec", "replicatedJobs", index, "template", "metadata", "annotations", api.EXCLUSIVE_TOPOLOGY_KEY)
+    if api.EXCLUSIVE_TOPOLOGY_KEY in api.object_annotations(js):
+        return ("metadata", "annotations", api.EXCLUSIVE_TOPOLOGY_KEY)
+    if api.EXCLUSIVE_TOPOLOGY_KEY in api.object_annotations(api.pod_template(rjob)):
+        return ("spec", "replicatedJobs", index, "template", "spec", "template", "metadata", "annotations",
+                api.EXCLUSIVE_TOPOLOGY_KEY)
+    return None
+
+
 def leader_first_topology(js: Any, rjob: Any) -> str | None:
     """The exclusive-topology key when the pod webhooks hold back a replicated job's followers until
     their Job's leader is scheduled (jobset.md §3.6), else None: exclusive placement without the
     node-selector strategy (whose pods the webhooks skip, §3.7), on Indexed Jobs (absent is defaulted to
-    Indexed; NonIndexed Jobs never get a leader at all, ``jobset-exclusive-non-indexed``)."""
-    placement = placement_annotations(js, rjob)
+    Indexed; NonIndexed Jobs never get a leader at all, ``jobset-exclusive-non-indexed``). Decided on the
+    pods' annotations (:func:`pod_placement_annotations`), as the webhook decides."""
+    placement = pod_placement_annotations(js, rjob)
     if api.NODE_SELECTOR_STRATEGY_KEY in placement or api.completion_mode(rjob) not in (None, api.COMPLETION_MODE_INDEXED):
         return None
     return placement.get(api.EXCLUSIVE_TOPOLOGY_KEY)

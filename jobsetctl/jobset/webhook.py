@@ -43,9 +43,9 @@ from jobsetctl.kube import field
 from jobsetctl.kube.field import Path, path_string
 from jobsetctl.kube.names import (
     DNS1035_LABEL_MAX,
+    domain_prefixed_path_errors,
     is_dns1035_label,
     is_dns1123_subdomain,
-    is_domain_prefixed_path,
     max_len_error,
 )
 
@@ -130,27 +130,10 @@ def _check_managed_by(js: dict[str, Any]) -> list[Finding]:
     if manager is None:
         return []
     path = "spec.managedBy"
-    findings = [field_error(MANAGED_BY, message, path) for message in _domain_prefixed_path_errors(path, manager)]
+    findings = [field_error(MANAGED_BY, message, path) for message in domain_prefixed_path_errors(path, manager)]
     if len(manager.encode()) > api.MAX_MANAGED_BY_LENGTH:
         findings.append(field_error(MANAGED_BY_LENGTH, field.too_long(path, api.MAX_MANAGED_BY_LENGTH), path))
     return findings
-
-
-def _domain_prefixed_path_errors(path: str, value: str) -> list[str]:
-    """Render ``is_domain_prefixed_path`` details as the field errors apimachinery returns: the bad
-    value is the whole value, the host part, or the path part, depending on the problem."""
-    host, _, rest = value.partition("/")
-    messages: list[str] = []
-    for detail in is_domain_prefixed_path(value):
-        if detail == "Required value":
-            messages.append(field.required(path))
-        elif detail.startswith("must be a domain-prefixed path"):
-            messages.append(field.invalid(path, value, detail))
-        elif detail.startswith("Invalid path"):
-            messages.append(field.invalid(path, rest, detail))
-        else:
-            messages.append(field.invalid(path, host, detail))
-    return messages
 
 
 def _check_replicated_job(

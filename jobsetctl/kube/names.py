@@ -140,3 +140,22 @@ def is_domain_prefixed_path(value: str) -> list[str]:
     if not _PATH_RE.fullmatch(path):
         errors.append(f"Invalid path (regex used for validation is '{PATH_REGEX}')")
     return errors
+
+
+def domain_prefixed_path_errors(path: str, value: str) -> list[str]:
+    """``IsDomainPrefixedPath(fldPath, value)`` as field error texts: the bad value is the whole value, the
+    host part (its DNS-1123 problems) or the path part, as apimachinery reports each problem."""
+    from jobsetctl.kube import field
+
+    host, _, rest = value.partition("/")
+    messages: list[str] = []
+    for detail in is_domain_prefixed_path(value):
+        if detail == "Required value":
+            messages.append(field.required(path))
+        elif detail.startswith("must be a domain-prefixed path"):
+            messages.append(field.invalid(path, value, detail))
+        elif detail.startswith("Invalid path"):
+            messages.append(field.invalid(path, rest, detail))
+        else:
+            messages.append(field.invalid(path, host, detail))
+    return messages

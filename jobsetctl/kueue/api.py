@@ -32,6 +32,8 @@ PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
 JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
 MAX_EXEC_TIME_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
 ELASTIC_JOB_ANNOTATION: Final = "kueue.x-k8s.io/elastic-job"
+#: ``ElasticJobSchedulingGate``: the Job webhook gates an elastic Job's pods with it (same text as the annotation).
+ELASTIC_JOB_SCHEDULING_GATE: Final = "kueue.x-k8s.io/elastic-job"
 ADMISSION_GATED_BY_ANNOTATION: Final = "kueue.x-k8s.io/admission-gated-by"
 PROVREQ_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
 #: ``DefaultLocalQueueName``: a job without queue-name goes to the LocalQueue of this name, if its namespace has one.

@@ -58,14 +58,31 @@ SHIPPED_FRAMEWORKS: Final = (
     "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob", "pod",
     "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset",
 )
+#: The job type (apiVersion, kind) each built-in integration registers (``gvk`` / ``JobType`` of the packages under
+#: pkg/controller/jobs). An owner reference matches one only with this exact apiVersion and kind
+#: (integrationmanager.go ``ownerReferenceMatchingGVK``), whether or not jobsetctl models the kind.
+JOB_TYPE_OF_FRAMEWORK: Final[Mapping[str, tuple[str, str]]] = MappingProxyType({
+    "batch/job": ("batch/v1", "Job"),
+    "deployment": ("apps/v1", "Deployment"),
+    "statefulset": ("apps/v1", "StatefulSet"),
+    "pod": ("v1", "Pod"),
+    "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+    "trainer.kubeflow.org/trainjob": ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
+    "kubeflow.org/mpijob": ("kubeflow.org/v2beta1", "MPIJob"),
+    "kubeflow.org/jaxjob": ("kubeflow.org/v1", "JAXJob"),
+    "kubeflow.org/paddlejob": ("kubeflow.org/v1", "PaddleJob"),
+    "kubeflow.org/pytorchjob": ("kubeflow.org/v1", "PyTorchJob"),
+    "kubeflow.org/tfjob": ("kubeflow.org/v1", "TFJob"),
+    "kubeflow.org/xgboostjob": ("kubeflow.org/v1", "XGBoostJob"),
+    "leaderworkerset.x-k8s.io/leaderworkerset": ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+    "ray.io/raycluster": ("ray.io/v1", "RayCluster"),
+    "ray.io/rayjob": ("ray.io/v1", "RayJob"),
+    "ray.io/rayservice": ("ray.io/v1", "RayService"),
+    "sparkoperator.k8s.io/sparkapplication": ("sparkoperator.k8s.io/v1beta2", "SparkApplication"),
+    "workload.codeflare.dev/appwrapper": ("workload.codeflare.dev/v1beta2", "AppWrapper"),
+})
 #: Every built-in integration of the snapshot (``FrameworkName`` of each package under pkg/controller/jobs).
-BUILTIN_FRAMEWORKS: Final = tuple(sorted((
-    "batch/job", "deployment", "jobset.x-k8s.io/jobset", "kubeflow.org/jaxjob", "kubeflow.org/mpijob",
-    "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
-    "leaderworkerset.x-k8s.io/leaderworkerset", "pod", "ray.io/raycluster", "ray.io/rayjob", "ray.io/rayservice",
-    "sparkoperator.k8s.io/sparkapplication", "statefulset", "trainer.kubeflow.org/trainjob",
-    "workload.codeflare.dev/appwrapper",
-)))
+BUILTIN_FRAMEWORKS: Final = tuple(sorted(JOB_TYPE_OF_FRAMEWORK))
 #: The integrations jobsetctl models, by (group, kind) of the job.
 FRAMEWORK_OF_KIND: Final[Mapping[tuple[str, str], str]] = MappingProxyType({
     ("batch", "Job"): "batch/job",
@@ -175,6 +192,14 @@ class KueueConfiguration:
         """Whether Kueue's integration for jobs of this kind is enabled (``integrations.frameworks``)."""
         framework = FRAMEWORK_OF_KIND.get((group, kind))
         return framework is not None and framework in self.integrations.frameworks
+
+    def manages_owner(self, api_version: str, kind: str) -> bool:
+        """``getJobTypeForOwner`` is not nil: an owner reference to the job type of an enabled integration, or
+        of an external framework (``Kind.version.group``), any kind jobsetctl models or not."""
+        if (api_version, kind) in (JOB_TYPE_OF_FRAMEWORK.get(name) for name in self.integrations.frameworks):
+            return True
+        group, _, version = api_version.rpartition("/")
+        return f"{kind}.{version}.{group}" in self.integrations.external_frameworks
 
 
 #: What Kueue runs with when the user gives no configuration: the release manifests' file.

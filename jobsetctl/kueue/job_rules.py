@@ -13,7 +13,9 @@ Create (``ValidateJobOnCreate``, jobframework/validation.go, then the integratio
   ``job[<replicated job>]`` with upstream's advice appended (trainjob_webhook.go);
 * ``kueue-job-partial-admission`` (Jobs): ``kueue.x-k8s.io/job-min-parallelism`` between 1 and
   count-1; ``kueue.x-k8s.io/job-completions-equal-parallelism`` a boolean, only on Indexed Jobs whose
-  completions equal parallelism.
+  completions equal parallelism; on update (``validatePartialAdmissionUpdate``) a running Job with
+  job-min-parallelism keeps its parallelism, and a running Job keeps its completions-equal-parallelism.
+  (An elastic Job's TAS request may only be unconstrained: ``kueue-job-tas-annotations``.)
 
 Update (``ValidateJobOnUpdate``, ``kueue-job-update``): the queue-name of a running job is immutable, and may
 not be emptied in a namespace with a default LocalQueue; the priority-class label may not be added to a
@@ -27,10 +29,10 @@ from typing import Any
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.kinds.interface import AdmissionContext, Object
-from jobsetctl.kube.field import Path, forbidden, invalid, path_string
-from jobsetctl.kube.names import is_dns1123_subdomain, is_domain_prefixed_path
+from jobsetctl.kube.field import Path, forbidden, invalid, path_string, too_long
+from jobsetctl.kube.names import domain_prefixed_path_errors, is_dns1123_subdomain
 from jobsetctl.kueue import api, tas
-from jobsetctl.kueue.config import SHIPPED
+from jobsetctl.kueue.config import SHIPPED, KueueConfiguration
 from jobsetctl.kueue.workload import JOB_MIN_PARALLELISM_ANNOTATION, group_kind, pods_per_replica, queue_name
 from jobsetctl.rules.interface import Rule
 from jobsetctl.rules.registry import define
@@ -49,12 +51,14 @@ METADATA = define(
 TAS_ANNOTATIONS = define(
     "kueue-job-tas-annotations", Layer.WEBHOOK, Severity.ERROR,
     "Kueue's job webhook: the TAS podset annotations of a pod template must be consistent (one of required, "
-    "preferred, unconstrained; a slice topology with a size; podset groups of two).", spec="scheduling.md §2.5",
+    "preferred, unconstrained; a slice topology with a size; podset groups of two; an elastic Job "
+    "unconstrained only).", spec="scheduling.md §2.5",
 )
 PARTIAL_ADMISSION = define(
     "kueue-job-partial-admission", Layer.WEBHOOK, Severity.ERROR,
     "Kueue's Job webhook: job-min-parallelism between 1 and the pod count - 1; completions-equal-parallelism "
-    "only on Indexed Jobs whose completions equal parallelism.", spec="scheduling.md §2.2",
+    "only on Indexed Jobs whose completions equal parallelism; neither parallelism (with job-min-parallelism) "
+    "nor completions-equal-parallelism changes on a running Job.", spec="scheduling.md §2.2",
 )
 UPDATE = define(
     "kueue-job-update", Layer.WEBHOOK, Severity.ERROR,
@@ -68,6 +72,8 @@ PRIORITY_CLASS_PATH: Path = ("metadata", "labels", api.PRIORITY_CLASS_LABEL)
 ELASTIC_PATH: Path = ("metadata", "annotations", api.ELASTIC_JOB_ANNOTATION)
 GATED_BY_PATH: Path = ("metadata", "annotations", api.ADMISSION_GATED_BY_ANNOTATION)
 JOB_SYNC_COMPLETION_ANNOTATION = "kueue.x-k8s.io/job-completions-equal-parallelism"
+#: ``MaxGateNameLengthForAdmissionGatedBy`` (pkg/util/webhook): a gate name's limit, reported with field.TooLong.
+MAX_GATE_NAME_LENGTH = 63
 #: Kinds whose GVK ``supportedElasticJobGVKs`` lists (of those jobsetctl models).
 ELASTIC_KINDS = frozenset({("batch", "Job")})
 GVK_TEXT = {
@@ -101,7 +107,10 @@ def _suspended(obj: Object) -> bool:
 
 def elastic(obj: Object, ctx: AdmissionContext) -> bool:
     """``workloadslicing.Enabled``: the elastic-job annotation is "true" and the gate is on."""
-    config = ctx.kueue or SHIPPED
+    return elastic_enabled(obj, ctx.kueue or SHIPPED)
+
+
+def elastic_enabled(obj: Object, config: KueueConfiguration) -> bool:
     return config.gate("ElasticJobsViaWorkloadSlices") and _annotations(obj).get(api.ELASTIC_JOB_ANNOTATION) == "true"
 
 
@@ -124,11 +133,17 @@ def prebuilt_name(obj: Object, ctx: AdmissionContext) -> str:
     return label or (annotation if len(annotation) > 63 else "")
 
 
-def validate_job_create(obj: Object, ctx: AdmissionContext) -> list[Finding]:
+def validate_job_create(obj: Object, ctx: AdmissionContext, old: Object | None = None) -> list[Finding]:
+    """The create checks; with ``old``, as the Job webhook's ``validateUpdate`` runs them again (the
+    min-parallelism annotation is checked only when it changed, then ``validatePartialAdmissionUpdate``)."""
     findings = _job_on_create(obj, ctx)
     group, kind = group_kind(obj)
     if (group, kind) == ("batch", "Job"):
-        findings.extend(_partial_admission(obj, ctx))
+        min_changed = old is None or (_annotations(old).get(JOB_MIN_PARALLELISM_ANNOTATION)
+                                      != _annotations(obj).get(JOB_MIN_PARALLELISM_ANNOTATION))
+        findings.extend(_partial_admission(obj, ctx, min_parallelism=min_changed))
+        if old is not None:
+            findings.extend(_partial_admission_update(old, obj))
     if (ctx.kueue or SHIPPED).gate("TopologyAwareScheduling"):
         findings.extend(_tas(obj, ctx))
     return findings
@@ -188,13 +203,11 @@ def admission_gated_by_problems(value: str, rule: Rule) -> list[Finding]:
             findings.append(_finding(rule, GATED_BY_PATH, invalid(GATED_BY_PATH, value, f"duplicate gate name: {gate}")))
             continue
         seen.add(gate)
-        for problem in is_domain_prefixed_path(gate):
-            if problem == "Required value":
-                continue
-            findings.append(_finding(rule, GATED_BY_PATH, invalid(GATED_BY_PATH, gate, problem)))
-        if len(gate) > 63:
-            findings.append(_finding(rule, GATED_BY_PATH, invalid(
-                GATED_BY_PATH, gate, "must be no more than 63 characters")))
+        # validation.IsDomainPrefixedPath: the host or the path part is the bad value, as apimachinery reports it.
+        for message in domain_prefixed_path_errors(path_string(GATED_BY_PATH), gate):
+            findings.append(_finding(rule, GATED_BY_PATH, message))
+        if len(gate) > MAX_GATE_NAME_LENGTH:
+            findings.append(_finding(rule, GATED_BY_PATH, too_long(GATED_BY_PATH, MAX_GATE_NAME_LENGTH)))
     return findings
 
 
@@ -210,14 +223,15 @@ def admission_gated_by_update_problems(old_value: str, new_value: str, rule: Rul
     return findings + admission_gated_by_problems(new_value, rule)
 
 
-def _partial_admission(job: Object, ctx: AdmissionContext) -> list[Finding]:
-    """job_webhook.go ``validatePartialAdmissionCreate`` and ``validateSyncCompletionCreate``."""
+def _partial_admission(job: Object, ctx: AdmissionContext, *, min_parallelism: bool = True) -> list[Finding]:
+    """job_webhook.go ``validatePartialAdmissionCreate`` (when ``min_parallelism``) and
+    ``validateSyncCompletionCreate``."""
     findings: list[Finding] = []
     annotations = _annotations(job)
     spec = _m(job.get("spec"))
     count = pods_per_replica(spec)
     min_path: Path = ("metadata", "annotations", JOB_MIN_PARALLELISM_ANNOTATION)
-    if JOB_MIN_PARALLELISM_ANNOTATION in annotations:
+    if min_parallelism and JOB_MIN_PARALLELISM_ANNOTATION in annotations:
         text = str(annotations[JOB_MIN_PARALLELISM_ANNOTATION])
         value = _atoi(text)
         if value is None:
@@ -248,6 +262,43 @@ def _partial_admission(job: Object, ctx: AdmissionContext) -> list[Finding]:
     return findings
 
 
+def _sync_completion(job: Object) -> bool:
+    """``syncCompletionWithParallelism``: the annotation parses as true."""
+    return tas.parse_go_bool(str(_annotations(job).get(JOB_SYNC_COMPLETION_ANNOTATION, ""))) is True
+
+
+def _partial_admission_update(old: Object, new: Object) -> list[Finding]:
+    """job_webhook.go ``validatePartialAdmissionUpdate``."""
+    findings: list[Finding] = []
+    old_spec, new_spec = _m(old.get("spec")), _m(new.get("spec"))
+    if (JOB_MIN_PARALLELISM_ANNOTATION in _annotations(old) and not _suspended(old)
+            and old_spec.get("parallelism", 1) != new_spec.get("parallelism", 1)):
+        at: Path = ("spec", "parallelism")
+        findings.append(_finding(PARTIAL_ADMISSION, at, forbidden(
+            at, "cannot change when partial admission is enabled and the job is not suspended")))
+    if _suspended(old) == _suspended(new) and not _suspended(new) and _sync_completion(old) != _sync_completion(new):
+        sync_path: Path = ("metadata", "annotations", JOB_SYNC_COMPLETION_ANNOTATION)
+        findings.append(_finding(PARTIAL_ADMISSION, sync_path, forbidden(
+            sync_path, "field is immutable while the job is not suspended")))
+    return findings
+
+
+def _elastic_topology(obj: Object, ctx: AdmissionContext) -> list[Finding]:
+    """job_webhook.go ``validateTopologyRequest``: an elastic Job supports the unconstrained topology only.
+    Quirk: the path is ``replicaMetaPath.Child("annotations", key)``, dotted, not the ``[key]`` of the other
+    TAS errors."""
+    if not elastic(obj, ctx):
+        return []
+    annotations = _annotations(_m(_m(obj.get("spec")).get("template")))
+    for key, mode in ((api.PODSET_REQUIRED_TOPOLOGY, "required"), (api.PODSET_PREFERRED_TOPOLOGY, "preferred")):
+        if key in annotations:
+            at: Path = ("spec", "template", "metadata", "annotations", key)
+            dotted = f"spec.template.metadata.annotations.{key}"
+            message = forbidden(dotted, f"{mode} topology is not supported with elastic jobs")
+            return [TAS_ANNOTATIONS.finding(message, path=dotted, at=at)]
+    return []
+
+
 def _tas(obj: Object, ctx: AdmissionContext) -> list[Finding]:
     """The integrations' ``validateTopologyRequest``."""
     config = ctx.kueue or SHIPPED
@@ -258,6 +309,9 @@ def _tas(obj: Object, ctx: AdmissionContext) -> list[Finding]:
         meta_path: Path = ("spec", "template", "metadata")
         problems = tas.validate_podset_annotations(meta_path, _m(_m(obj.get("spec")).get("template")).get("metadata"), multi)
         if not problems:
+            refused = _elastic_topology(obj, ctx)
+            if refused:
+                return refused
             problems = tas.validate_slice_size_upper_bound(
                 meta_path, _m(_m(obj.get("spec")).get("template")).get("metadata"), pods_per_replica(obj.get("spec")))
     elif (group, kind) == ("jobset.x-k8s.io", "JobSet"):
@@ -362,6 +416,6 @@ def validate_job_update(old: Object, new: Object, ctx: AdmissionContext) -> list
         before = str(_annotations(old).get(api.ADMISSION_GATED_BY_ANNOTATION) or "")
         after = str(_annotations(new).get(api.ADMISSION_GATED_BY_ANNOTATION) or "")
         findings.extend(f for f in admission_gated_by_update_problems(before, after, UPDATE) if "Forbidden" in f.message)
-    findings.extend(validate_job_create(new, ctx))
+    findings.extend(validate_job_create(new, ctx, old))
     return findings
 

@@ -17,7 +17,10 @@ Defaulting (``BaseWebhook.Default`` and the per-integration ``Default``), in ups
    namespace the selector matches is suspended too;
 4. ``ApplyDefaultForManagedBy`` (gate MultiKueue): ``spec.managedBy`` becomes ``kueue.x-k8s.io/multikueue``
    when the job's ClusterQueue has a MultiKueue admission check;
-5. TrainJob only: a ``runtimePatches`` entry for manager ``kueue.x-k8s.io/manager`` with an empty
+5. Job only (``applyWorkloadSliceSchedulingGate``, gate ElasticJobsViaWorkloadSlices): a Job with
+   ``kueue.x-k8s.io/elastic-job: "true"`` gets the scheduling gate ``kueue.x-k8s.io/elastic-job`` on its pod
+   template, once;
+6. TrainJob only: a ``runtimePatches`` entry for manager ``kueue.x-k8s.io/manager`` with an empty
    JobSet spec patch is appended to **every** TrainJob (Kueue fills it at admission).
 
 Lookups (LocalQueues, WorkloadPriorityClasses, owners, Namespaces) go through ``ctx.cluster``; without a
@@ -109,13 +112,13 @@ def managed_ancestor(obj: Object, config: KueueConfiguration, cluster: ClusterVi
 
 
 def owner_managed(obj: Object, config: KueueConfiguration, cluster: ClusterView | None) -> bool:
-    """``IsOwnerManagedByKueueForObject``: the controller owner is a job of an enabled integration."""
+    """``IsOwnerManagedByKueueForObject``: the controller owner is a job of an enabled integration (any
+    integration Kueue has, not only the kinds jobsetctl models)."""
     owner = next((r for r in _m(obj.get("metadata")).get("ownerReferences") or []
                   if isinstance(r, dict) and r.get("controller")), None)
     if owner is None:
         return False
-    group = str(owner.get("apiVersion", "")).rpartition("/")[0]
-    return config.manages(group, str(owner.get("kind", "")))
+    return config.manages_owner(str(owner.get("apiVersion", "")), str(owner.get("kind", "")))
 
 
 def should_suspend(obj: Object, config: KueueConfiguration, cluster: ClusterView | None, namespace: str) -> bool:
@@ -158,6 +161,26 @@ def _suspend(obj: Object) -> None:
         spec["suspend"] = True
 
 
+def _apply_workload_slice_scheduling_gate(job: Object, config: KueueConfiguration) -> None:
+    """job_webhook.go ``applyWorkloadSliceSchedulingGate``: an elastic Job's pod template gets the
+    ``kueue.x-k8s.io/elastic-job`` scheduling gate, appended once (``utilpod.GateTemplate``)."""
+    from jobsetctl.kueue.job_rules import elastic_enabled
+
+    if not elastic_enabled(job, config):
+        return
+    template = _m(job.get("spec")).get("template")
+    if not isinstance(template, dict):
+        return
+    pod_spec = template.setdefault("spec", {})
+    if not isinstance(pod_spec, dict):
+        return
+    gates = pod_spec.get("schedulingGates")
+    if not isinstance(gates, list):
+        gates = pod_spec["schedulingGates"] = []
+    if not any(_m(gate).get("name") == api.ELASTIC_JOB_SCHEDULING_GATE for gate in gates):
+        gates.append({"name": api.ELASTIC_JOB_SCHEDULING_GATE})
+
+
 class JobWebhook(AdmissionWebhook):
     """Kueue's webhooks on JobSets, TrainJobs and Jobs (one object serves the three kinds)."""
 
@@ -196,6 +219,8 @@ class JobWebhook(AdmissionWebhook):
         if suspend:
             _suspend(obj)
         self._default_managed_by(obj, config, cluster, namespace)
+        if (group, kind) == ("batch", "Job"):
+            _apply_workload_slice_scheduling_gate(obj, config)
 
     def _default_managed_by(self, obj: Object, config: KueueConfiguration, cluster: ClusterView | None,
                             namespace: str) -> None:

@@ -17,6 +17,9 @@ ClusterQueue         ``spec.admissionChecks: [name]``                 ``spec.adm
 ClusterQueue         flavorFungibility ``Borrow`` / ``Preempt``       ``MayStopSearch``
 ClusterQueue         (none)                                           ``spec.concurrentAdmissionPolicy`` (dropped)
 ClusterQueue status  ``pendingWorkloadsStatus``                       (dropped)
+ClusterQueue, Cohort ``fairSharing.admissionFairSharingStatus``       (dropped: the v1beta2 ``FairSharingStatus``
+status                                                                has ``weightedShare`` only; a LocalQueue's
+                                                                      is kept, its v1beta2 type has the field)
 LocalQueue status    ``flavorUsage``, ``flavors``                     ``flavorsUsage`` (``flavors`` dropped)
 AdmissionCheck       ``spec.retryDelayMinutes``                       (dropped)
 Workload             ``spec.priorityClassName`` +                     ``spec.priorityClassRef {group, kind, name}``
@@ -26,7 +29,13 @@ Workload             (none)                                           ``spec.pre
                                                                       TopologyConstraints`` (dropped)
 Workload status      ``accumulatedPastExexcutionTimeSeconds`` (sic)   ``accumulatedPastExecutionTimeSeconds``
 Workload status      ``topologyAssignment.domains [{values, count}]`` ``topologyAssignment.slices`` (compact form)
+MultiKueueCluster    ``spec.kubeConfig`` (kept when ``location`` is   ``spec.clusterSource.kubeConfig``,
+                     set), ``spec.clusterProfileRef``                 ``spec.clusterSource.clusterProfileRef``
+MultiKueueConfig     (none)                                           ``spec.quotaManagement`` (dropped)
 ==================== ================================================ ===========================================
+
+(``fairsharing_conversion.go``, ``multikueue_conversion.go`` and the ``autoConvert_*FairSharingStatus*``,
+``autoConvert_*MultiKueue*`` functions of zz_generated.conversion.go for the last rows.)
 
 LocalQueue and ResourceFlavor share one schema for both versions; WorkloadPriorityClass,
 Topology and AdmissionCheck differ in bounds and CEL only (their schemas say how).
@@ -53,6 +62,12 @@ _SOURCE_OF_REF: Final = {
     ("scheduling.k8s.io", "PriorityClass"): POD_PRIORITY_CLASS_SOURCE,
 }
 _REF_OF_SOURCE: Final = {source: ref for ref, source in _SOURCE_OF_REF.items()}
+#: Kinds whose status holds the v1beta1 ``FairSharingStatus`` converted to the v1beta2 one, which has no
+#: ``admissionFairSharingStatus`` (``autoConvert_v1beta1_FairSharingStatus_To_v1beta2_FairSharingStatus``). A
+#: LocalQueue's ``fairSharing`` is cast as is to ``LocalQueueFairSharingStatus``, which keeps it.
+FAIR_SHARING_STATUS_KINDS: Final = frozenset({api.CLUSTER_QUEUE, api.COHORT})
+MULTIKUEUE_CLUSTER: Final = "MultiKueueCluster"
+MULTIKUEUE_CONFIG: Final = "MultiKueueConfig"
 
 
 def schema_name(kind: str, version: str) -> str:
@@ -94,7 +109,24 @@ def to_v1beta2(obj: Object) -> Object:
                 fungibility["whenCanBorrow"] = "MayStopSearch"
         if isinstance(status, dict):
             status.pop("pendingWorkloadsStatus", None)
-    elif kind == api.LOCAL_QUEUE and isinstance(status, dict):
+    elif kind == MULTIKUEUE_CLUSTER and isinstance(spec, dict):
+        # Convert_v1beta1_MultiKueueClusterSpec_To_v1beta2_MultiKueueClusterSpec: a kubeConfig only when its
+        # location is set (v1beta1's kubeConfig is a struct, never nil), then the clusterProfileRef.
+        kube_config = _m(spec.pop("kubeConfig", None))
+        profile = spec.pop("clusterProfileRef", None)
+        cluster_source: dict[str, Any] = {}
+        if kube_config.get("location"):
+            # v1beta2's locationType is omitempty; v1beta1's has the CRD default Secret.
+            cluster_source["kubeConfig"] = {k: kube_config[k] for k in ("location", "locationType") if kube_config.get(k)}
+        if isinstance(profile, dict):
+            cluster_source["clusterProfileRef"] = {k: v for k, v in profile.items() if k == "name"}
+        if cluster_source:
+            spec["clusterSource"] = cluster_source
+    if kind in FAIR_SHARING_STATUS_KINDS and isinstance(status, dict):
+        fair_sharing = status.get("fairSharing")
+        if isinstance(fair_sharing, dict):
+            fair_sharing.pop("admissionFairSharingStatus", None)
+    if kind == api.LOCAL_QUEUE and isinstance(status, dict):
         usage = status.pop("flavorUsage", None)
         status.pop("flavors", None)
         if usage is not None:
@@ -134,6 +166,18 @@ def to_v1beta1(obj: Object) -> Object:
         if "cohortName" in spec:
             spec["cohort"] = spec.pop("cohortName")
         spec.pop("concurrentAdmissionPolicy", None)
+    elif kind == MULTIKUEUE_CLUSTER and isinstance(spec, dict):
+        # Convert_v1beta2_MultiKueueClusterSpec_To_v1beta1_MultiKueueClusterSpec. (Go then writes v1beta1's
+        # non-pointer kubeConfig with an empty location when there was none; a plain object leaves it out.)
+        cluster_source = _m(spec.pop("clusterSource", None))
+        kube_config = cluster_source.get("kubeConfig")
+        if isinstance(kube_config, dict):
+            spec["kubeConfig"] = {k: v for k, v in kube_config.items() if k in ("location", "locationType")}
+        profile = cluster_source.get("clusterProfileRef")
+        if isinstance(profile, dict):
+            spec["clusterProfileRef"] = {k: v for k, v in profile.items() if k == "name"}
+    elif kind == MULTIKUEUE_CONFIG and isinstance(spec, dict):
+        spec.pop("quotaManagement", None)  # autoConvert_v1beta2_MultiKueueConfigSpec_To_v1beta1: no peer
     elif kind == api.LOCAL_QUEUE and isinstance(status, dict):
         if "flavorsUsage" in status:
             status["flavorUsage"] = status.pop("flavorsUsage")

@@ -2,8 +2,9 @@
 
 The mechanism, step by step:
 
-* jobset.md §3.6: with ``alpha.jobset.sigs.k8s.io/exclusive-topology`` (on the JobSet, or on a
-  replicated job's template), the JobSet validating pod webhook rejects every follower pod (completion
+* jobset.md §3.6: with ``alpha.jobset.sigs.k8s.io/exclusive-topology`` on the pods (from the JobSet, a
+  replicated job's template or the pod template: the webhook reads the pod's annotations,
+  :func:`jobsetctl.jobset.render.pod_placement_annotations`), the JobSet validating pod webhook rejects every follower pod (completion
   index ≠ 0) of a child Job until that Job's leader (index 0) exists and is *scheduled*
   (``spec.nodeName`` set); the Job controller retries the rejected creations with back-off. Until a
   leader is scheduled, each such Job has exactly one pod: its leader.
@@ -37,9 +38,9 @@ from typing import Any
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import api
-from jobsetctl.jobset.render import leader_first_topology, pods_before_leader
+from jobsetctl.jobset.render import leader_first_topology, pod_exclusive_topology_at, pods_before_leader
 from jobsetctl.kinds.interface import AdmissionContext, Object
-from jobsetctl.kube.field import Path, go_quote, path_string
+from jobsetctl.kube.field import go_quote, path_string
 from jobsetctl.lint.support import (
     JOB,
     JOBSET,
@@ -180,13 +181,6 @@ def _count(members: list[GangMember], obj: Object, default_namespace: str) -> _C
     return count
 
 
-def _annotation_at(index: int, rjob: dict[str, Any]) -> Path:
-    """Where the exclusive-topology key that applies to the replicated job is written (its own wins)."""
-    if api.EXCLUSIVE_TOPOLOGY_KEY in api.object_annotations(api.job_template(rjob)):
-        return ("spec", "replicatedJobs", index, "template", "metadata", "annotations", api.EXCLUSIVE_TOPOLOGY_KEY)
-    return ("metadata", "annotations", api.EXCLUSIVE_TOPOLOGY_KEY)
-
-
 def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[Finding]:
     namespace = api.namespace(obj) or ctx.default_namespace
     own: list[GangKey] = []
@@ -204,7 +198,7 @@ def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[
         if count.first_own is None or not count.up_front < min_count <= count.staged:
             continue
         index, rjob = count.first_own
-        at = _annotation_at(index, rjob)
+        at = pod_exclusive_topology_at(obj, index, rjob) or ()
         others = count.up_front - count.leaders
         also = f"; {others} pods of members without exclusive placement" if others else ""
         topology_hint = ", or drop exclusive placement and give the gang a topology constraint" \

@@ -2,7 +2,8 @@
 
 jobset.md §3.6 and §5 ("exclusive-topology + NonIndexed completionMode: not validated; followers
 never get a leader, so they never start"). With ``alpha.jobset.sigs.k8s.io/exclusive-topology`` on the
-JobSet or on a replicated job's template, the pod webhooks treat the pod whose
+pods (from the JobSet, a replicated job's template or the pod template itself: the webhooks read the pod's
+annotations, :func:`jobsetctl.jobset.render.pod_placement_annotations`), the pod webhooks treat the pod whose
 ``batch.kubernetes.io/job-completion-index`` annotation is ``"0"`` as the leader and reject every other
 pod until the leader is scheduled. A NonIndexed Job's pods carry no completion index, so every pod is a
 follower without a leader: each creation is denied and the Job never gets a pod.
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import api
-from jobsetctl.jobset.render import placement_annotations
+from jobsetctl.jobset.render import pod_placement_annotations
 from jobsetctl.kinds.interface import AdmissionContext, Object
 from jobsetctl.kube.field import go_quote, path_string
 from jobsetctl.lint.support import CLUSTER_TRAINING_RUNTIME, JOBSET, TRAINING_RUNTIME, jobset_views, lint_doc
@@ -86,7 +87,7 @@ def check(record: ObjectRecord, obj: Object, ctx: AdmissionContext) -> Iterator[
         for index, rjob in api.enumerate_replicated_jobs(view.obj):
             if api.completion_mode(rjob) != NON_INDEXED:
                 continue
-            placement = placement_annotations(view.obj, rjob)
+            placement = pod_placement_annotations(view.obj, rjob)
             topology = placement.get(api.EXCLUSIVE_TOPOLOGY_KEY)
             if topology is None or api.NODE_SELECTOR_STRATEGY_KEY in placement:
                 continue

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import api
-from jobsetctl.jobset.render import placement_annotations
+from jobsetctl.jobset.render import pod_exclusive_topology_at, pod_placement_annotations
 from jobsetctl.kinds.interface import AdmissionContext, ClusterView, Object
 from jobsetctl.kube.field import Path, go_quote, path_string
 from jobsetctl.kube.podspec import priority_class_name
@@ -119,21 +119,16 @@ class _Exclusive:
 
 
 def _exclusive(obj: Object, ctx: AdmissionContext) -> Iterator[_Exclusive]:
-    own = api.object_annotations(obj)
     for index, rjob in api.enumerate_replicated_jobs(obj):
-        placement = placement_annotations(obj, rjob)
+        placement = pod_placement_annotations(obj, rjob)  # the pod webhook's view (pod_webhook.go Default)
         topology = placement.get(api.EXCLUSIVE_TOPOLOGY_KEY)
         if topology is None or api.NODE_SELECTOR_STRATEGY_KEY in placement:
             continue  # the node-selector strategy has no pod affinities at all
         priority = priority_of(ctx, priority_class_name(api.pod_spec(rjob)))
         if priority is None:
             continue  # ref-priority-class: the pods are rejected anyway
-        if api.EXCLUSIVE_TOPOLOGY_KEY in api.object_annotations(api.job_template(rjob)):
-            at: Path = ("spec", "replicatedJobs", index, "template", "metadata", "annotations",
-                        api.EXCLUSIVE_TOPOLOGY_KEY)
-        elif api.EXCLUSIVE_TOPOLOGY_KEY in own:
-            at = ("metadata", "annotations", api.EXCLUSIVE_TOPOLOGY_KEY)
-        else:
+        at = pod_exclusive_topology_at(obj, index, rjob)
+        if at is None:
             continue
         yield _Exclusive(obj, api.rjob_name(rjob), topology, priority, at)
 

@@ -30,8 +30,7 @@ the name).
 
 ``jobsetctl.kueue.versions`` (issue #14) converts plain objects for validate with the same facts; this
 module edits round-trip trees in place (comments kept) and takes the shared pieces from there (the priority
-sources, the topology encoding). ``tests/fix/test_migrate_kueue.py`` checks the two agree entry by entry;
-that table lacks MultiKueueCluster and keeps a ClusterQueue's admissionFairSharingStatus.
+sources, the topology encoding). ``tests/fix/test_migrate_kueue.py`` checks the two agree entry by entry.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ PRIORITY_SOURCES: dict[str, tuple[str, str]] = {
 #: v1beta1 flavorFungibility values that v1beta2 spells ``MayStopSearch``.
 FUNGIBILITY: dict[str, str] = {"whenCanPreempt": "Preempt", "whenCanBorrow": "Borrow"}
 #: Kinds whose status carries the v1beta1 ``FairSharingStatus`` (``admissionFairSharingStatus`` dropped).
-FAIR_SHARING_STATUS_KINDS = frozenset({"ClusterQueue", "Cohort"})
+FAIR_SHARING_STATUS_KINDS = versions.FAIR_SHARING_STATUS_KINDS
 
 #: Text every candidate's document contains (its apiVersion).
 HINTS = (GROUP,)

@@ -18,8 +18,8 @@ from typing import Any
 from jobsetctl.diagnostics import Finding
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.kinds.interface import ClusterView
-from jobsetctl.kube.field import Path, forbidden, invalid, required
-from jobsetctl.kube.names import is_domain_prefixed_path
+from jobsetctl.kube.field import Path, forbidden, invalid
+from jobsetctl.kube.names import domain_prefixed_path_errors
 from jobsetctl.trainer import api
 from jobsetctl.trainer import rules as r
 from jobsetctl.trainer.expand.info import RuntimeInfo
@@ -52,16 +52,7 @@ def check_managers(trainjob: TrainJobView) -> list[Finding]:
             continue
         manager = patch["manager"]
         at: Path = ("spec", "runtimePatches", index, "manager")
-        host, _, rest = manager.partition("/")
-        for detail in is_domain_prefixed_path(manager):
-            if detail == "Required value":
-                message = required(f"{_PATCHES}.manager")
-            elif detail.startswith("must be a domain-prefixed path"):
-                message = invalid(f"{_PATCHES}.manager", manager, detail)
-            elif detail.startswith("Invalid path"):
-                message = invalid(f"{_PATCHES}.manager", rest, detail)
-            else:
-                message = invalid(f"{_PATCHES}.manager", host, detail)
+        for message in domain_prefixed_path_errors(f"{_PATCHES}.manager", manager):
             findings.append(r.PATCH_MANAGER_INVALID.finding(message, path=f"{_PATCHES}.manager", at=at))
     return findings
 

@@ -1,7 +1,8 @@
 """v1beta1 <-> v1beta2 (jobsetctl/kueue/versions.py), translated from apis/kueue/v1beta1/*_conversion_test.go:
 ``TestClusterQueueConvertTo``/``ConvertFrom``/``RoundTrip``, ``TestWorkloadConvertTo``/``ConvertFrom``/``RoundTrip``,
 ``TestLocalQueueConvertTo``/``ConvertFrom`` (the cases on fields whose spelling differs; the others copy
-fields through and are covered by the round trips)."""
+fields through and are covered by the round trips), multikueue_conversion_test.go (every entry), and the
+``FairSharingStatus`` conversion (admissionFairSharingStatus dropped for ClusterQueues and Cohorts)."""
 
 from __future__ import annotations
 
@@ -132,3 +133,80 @@ def test_v1beta2_paths_point_at_v1beta1_fields() -> None:
     assert field_path_in(cq, ("spec", "admissionChecksStrategy", "admissionChecks", 1, "name")) == (
         "spec", "admissionChecks", 1)
     assert field_path_in(obj(B2, "ClusterQueue", {}), ("spec", "cohortName")) == ("spec", "cohortName")
+
+
+# ---- FairSharingStatus (fairsharing_conversion.go; zz_generated autoConvert_v1beta1_FairSharingStatus_To_v1beta2):
+# v1beta2's FairSharingStatus has weightedShare only. clusterqueue_conversion_test.go TestClusterQueueConvertTo
+# "complete ClusterQueue with all fields" writes an admissionFairSharingStatus and expects none after conversion.
+ADMISSION_FS = {"consumedResources": {"cpu": "10"}, "lastUpdate": "2026-08-22T00:00:00Z"}
+
+
+@pytest.mark.parametrize(("kind", "kept"), [
+    ("ClusterQueue", False),  # TestClusterQueueConvertTo "complete ClusterQueue with all fields"
+    ("Cohort", False),  # autoConvert_v1beta1_CohortStatus_To_v1beta2_CohortStatus: the same FairSharingStatus conversion
+    ("LocalQueue", True),  # autoConvert_v1beta1_LocalQueueStatus_To_v1beta2: cast to LocalQueueFairSharingStatus, kept
+])
+def test_admission_fair_sharing_status(kind: str, kept: bool) -> None:
+    status = {"fairSharing": {"weightedShare": 100, "admissionFairSharingStatus": ADMISSION_FS}, "pendingWorkloads": 5}
+    converted = to_v1beta2(obj(B1, kind, {}, status))
+    want = {"weightedShare": 100, "admissionFairSharingStatus": ADMISSION_FS} if kept else {"weightedShare": 100}
+    assert converted["status"] == {"fairSharing": want, "pendingWorkloads": 5}
+    assert status["fairSharing"]["admissionFairSharingStatus"] == ADMISSION_FS  # the input is not changed
+
+
+# ---- multikueue_conversion_test.go (every entry) ---------------------------------------------------------------
+CONDITIONS = [{"type": "Active", "status": "True", "reason": "Active", "message": "Connected",
+               "lastTransitionTime": "2026-08-22T00:00:00Z"}]
+SECRET = {"location": "test-location", "locationType": "Secret"}
+PATH = {"location": "test-location", "locationType": "Path"}
+PROFILE = {"name": "foobar"}
+
+
+# TestMultiKueueClusterConvertTo
+@pytest.mark.parametrize(("case", "spec", "status", "want"), [
+    ("KubeConfig conversion", {"kubeConfig": SECRET}, None, {"clusterSource": {"kubeConfig": SECRET}}),
+    ("empty KubeConfig", {"kubeConfig": {"location": "", "locationType": ""}}, None, {}),  # Go's zero struct as JSON
+    ("complete MultiKueueCluster with status", {"kubeConfig": PATH}, {"conditions": CONDITIONS},
+     {"clusterSource": {"kubeConfig": PATH}}),
+])
+def test_multikueue_cluster_convert_to(case: str, spec: dict[str, Any], status: Any, want: dict[str, Any]) -> None:
+    assert to_v1beta2(obj(B1, "MultiKueueCluster", spec, status)) == obj(B2, "MultiKueueCluster", want, status)
+
+
+# TestMultiKueueClusterConvertFrom. "nil KubeConfig": Go writes v1beta1's non-pointer kubeConfig as an empty
+# struct ({location: "", locationType: ""}); the plain object leaves the key out (no value is lost).
+@pytest.mark.parametrize(("case", "spec", "status", "want"), [
+    ("KubeConfig conversion", {"clusterSource": {"kubeConfig": SECRET}}, None, {"kubeConfig": SECRET}),
+    ("nil KubeConfig", {"clusterSource": {}}, None, {}),
+    ("ClusterProfileRef conversion", {"clusterSource": {"clusterProfileRef": PROFILE}}, None,
+     {"clusterProfileRef": PROFILE}),
+    ("complete MultiKueueCluster with status", {"clusterSource": {"kubeConfig": PATH}}, {"conditions": CONDITIONS},
+     {"kubeConfig": PATH}),
+])
+def test_multikueue_cluster_convert_from(case: str, spec: dict[str, Any], status: Any, want: dict[str, Any]) -> None:
+    assert to_v1beta1(obj(B2, "MultiKueueCluster", spec, status)) == obj(B1, "MultiKueueCluster", want, status)
+
+
+# TestMultiKueueClusterConversion_RoundTrip (v1beta1 -> v1beta2 -> v1beta1) and _Reverse (v1beta2 -> v1beta1 -> v1beta2)
+@pytest.mark.parametrize(("case", "api_version", "spec", "status"), [
+    ("RoundTrip/complete MultiKueueCluster with KubeConfig and status", B1, {"kubeConfig": SECRET},
+     {"conditions": CONDITIONS}),
+    ("RoundTrip/minimal MultiKueueCluster", B1, {}, None),
+    ("RoundTrip_Reverse/complete MultiKueueCluster with ClusterProfile and status", B2,
+     {"clusterSource": {"clusterProfileRef": PROFILE}}, {"conditions": CONDITIONS}),
+    ("RoundTrip_Reverse/complete MultiKueueCluster with KubeConfig and status", B2,
+     {"clusterSource": {"kubeConfig": SECRET}}, {"conditions": CONDITIONS}),
+    ("RoundTrip_Reverse/minimal MultiKueueCluster", B2, {}, None),
+])
+def test_multikueue_cluster_round_trip(case: str, api_version: str, spec: dict[str, Any], status: Any) -> None:
+    original = obj(api_version, "MultiKueueCluster", spec, status)
+    there = to_v1beta2(original) if api_version == B1 else to_v1beta1(original)
+    back = to_v1beta1(there) if api_version == B1 else to_v1beta2(there)
+    assert back == original
+
+
+def test_multikueue_config_quota_management_has_no_v1beta1_field() -> None:
+    # autoConvert_v1beta2_MultiKueueConfigSpec_To_v1beta1: "in.QuotaManagement requires manual conversion: does not
+    # exist in peer-type", and Convert_v1beta2_MultiKueueConfigSpec_To_v1beta1 copies everything else.
+    spec = {"clusters": ["worker1"], "quotaManagement": "Manual"}
+    assert to_v1beta1(obj(B2, "MultiKueueConfig", spec)) == obj(B1, "MultiKueueConfig", {"clusters": ["worker1"]})
