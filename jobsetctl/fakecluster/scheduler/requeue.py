@@ -114,6 +114,8 @@ class CapacityIndex:
                             if name in snapshot.nodes}
             capacity.total = sum(capacity.fit.values())
             capacity.domains = {key: self._sum_domains(capacity, key) for key in capacity.domains}
+            if snapshot.dry_runs:
+                capacity.generation = -1  # made from a what-if: recomputed when next asked
         return capacity
 
     def _sum_domains(self, capacity: _Capacity, key: str) -> dict[str, int]:
@@ -126,6 +128,8 @@ class CapacityIndex:
         return sums
 
     def _on_pod(self, _pod: PodInfo, node: NodeInfo, _delta: int) -> None:
+        if self.s.snapshot.dry_runs:
+            return  # a dry run puts back every pod it moves (:meth:`Snapshot.dry_run`)
         generation = self.s.snapshot.spec_generation
         for capacity in self._signatures.values():
             if capacity.generation != generation or node.name not in capacity.passing:

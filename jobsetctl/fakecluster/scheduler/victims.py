@@ -76,8 +76,8 @@ class Units:
 
     # ---- the index of bound pods -----------------------------------------------------------------
     def _on_pod(self, pod: PodInfo, _node: object, delta: int) -> None:
-        if not self._valid:
-            return
+        if not self._valid or self.s.snapshot.dry_runs:
+            return  # a dry run puts back every pod it moves (:meth:`Snapshot.dry_run`)
         if delta > 0:
             self._remember(pod)
         else:
@@ -109,9 +109,10 @@ class Units:
             return
         self._bound.clear()
         self._priorities.clear()
-        self._valid = True
         for pod in self.s.snapshot.pods.values():
             self._remember(pod)
+        # Made inside a dry run, the index holds the what-if: used once, not kept.
+        self._valid = not self.s.snapshot.dry_runs
 
     def lowest_priority(self) -> int | None:
         """The lowest priority of a bound pod (``getPodPriority``), None when no pod is bound."""
