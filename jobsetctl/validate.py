@@ -540,6 +540,8 @@ def _cross_object(
     yield from check_references(admitted, ctx)
     if options.admission_only:
         return
+    # Kueue's references (a job's LocalQueue, a ClusterQueue's flavors) are refused by no API server: a
+    # workload waits instead. Not part of --admission-only.
     from jobsetctl.kueue.references import check_kueue_references
 
     yield from check_kueue_references(admitted, ctx)

@@ -59,6 +59,8 @@ def simulate(
     kueue_config: KueueConfigOption = None,
     context: ContextOption = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration file whose context: applies (default: nearest .jobsetctl.yaml upward); a Scenario carries its own release and gates.")] = None,
+    explain: Annotated[str | None, typer.Option("--explain", help="Instead of the chart: why this Kueue workload (or the job owning it; [namespace/]name) is not admitted, in Kueue's words.")] = None,
+    at: Annotated[str | None, typer.Option("--at", help="With --explain: the virtual time to explain (the run stops there); default: the end.")] = None,
 ) -> int:
     """Simulate what happens when manifests are submitted to a cluster: scheduling, gangs, preemption,
     failures and restarts, on a virtual clock. Prints a Gantt chart, the notable events and a summary."""
@@ -74,7 +76,11 @@ def simulate(
         kubernetes_version=kubernetes_version, feature_gates=feature_gates, max_objects=max_objects or MAX_OBJECTS,
         kueue_config=kueue_config, context=[*(context or []), *load_config(config).context],
     )
-    outcome = execute(options, OutputOptions(output.value, trace, svg, html, color, width), sys.stdout, sys.stderr)
+    if at is not None and explain is None:
+        raise UsageError("--at: only with --explain")
+    outputs = OutputOptions(output.value, trace, svg, html, color, width, explain=explain,
+                            explain_at=_duration(at, "--at"))
+    outcome = execute(options, outputs, sys.stdout, sys.stderr)
     if outcome.report is not None:
         sys.stdout.write(REPORTERS[output.value](color=color).render(outcome.report))
     pending = fail_if_pending and bool(outcome.never_started)

@@ -41,6 +41,12 @@ CONTROLLERS = (
 KUEUE_CONTROLLERS: tuple[str, ...] = (
     "jobsetctl.fakecluster.controllers.kueue_job:KueueJobReconciler",
 )
+#: In a simulation with Kueue, the job reconciler with its admission half and Kueue's scheduler, queues
+#: and Workload controller (:mod:`jobsetctl.kueue.engine`) take the place of :data:`KUEUE_CONTROLLERS`.
+KUEUE_SIMULATION_CONTROLLERS: tuple[str, ...] = (
+    "jobsetctl.kueue.engine.job_reconciler:JobReconciler",
+    "jobsetctl.kueue.engine.controller:KueueController",
+)
 #: Extra components of a simulated cluster.
 SIMULATION_COMPONENTS = (
     "jobsetctl.fakecluster.scheduler:Scheduler",
@@ -85,8 +91,10 @@ class FakeCluster:
         self.api.on_rejected.append(self._record_rejection)
         self.manager = Manager(self.api, self.clock, self.recorder)
         self.components: dict[str, Controller] = {}
-        targets = CONTROLLERS + (KUEUE_CONTROLLERS if options.kueue is not None else ()) + (
-            SIMULATION_COMPONENTS if options.simulate else ())
+        kueue_controllers: tuple[str, ...] = ()
+        if options.kueue is not None:
+            kueue_controllers = KUEUE_SIMULATION_CONTROLLERS if options.simulate else KUEUE_CONTROLLERS
+        targets = CONTROLLERS + kueue_controllers + (SIMULATION_COMPONENTS if options.simulate else ())
         for target in targets:
             controller = _load(target)(options)
             self.manager.add(controller)

@@ -12,6 +12,24 @@ from typing import Any
 
 from jobsetctl.fakecluster.clock import VirtualClock
 
+#: Kinds served by more than one API group, and the group an event of that kind implies when it carries
+#: none (the in-tree ``scheduling.k8s.io`` objects, whose events predate the ``group`` key). An event of
+#: such a kind from any other group (Kueue's ``kueue.x-k8s.io`` Workload, scheduler-plugins'
+#: ``scheduling.x-k8s.io`` PodGroup) carries ``group`` in the JSON report.
+SHARED_KINDS: dict[str, str] = {"Workload": "scheduling.k8s.io", "PodGroup": "scheduling.k8s.io"}
+
+
+def event_group(obj: dict[str, Any]) -> str | None:
+    """The ``group`` an event about ``obj`` carries: its API group when its kind exists in several groups
+    and the group is not the implied one, else None."""
+    kind = obj.get("kind")
+    implied = SHARED_KINDS.get(kind) if isinstance(kind, str) else None
+    if implied is None:
+        return None
+    api_version = obj.get("apiVersion")
+    group = api_version.partition("/")[0] if isinstance(api_version, str) and "/" in api_version else ""
+    return group if group and group != implied else None
+
 
 @dataclass(frozen=True, slots=True)
 class SimEvent:
@@ -23,6 +41,8 @@ class SimEvent:
     node: str | None = None
     reason: str | None = None
     message: str | None = None
+    #: The API group, for kinds of :data:`SHARED_KINDS` outside the implied group (see :func:`event_group`).
+    group: str | None = None
     #: A ``Rejected`` create the creating controller retries by design (the JobSet pod webhook refusing an
     #: exclusive-placement follower until its leader is scheduled): not an object that can never exist.
     transient: bool = False
@@ -34,10 +54,14 @@ class SimEvent:
         data: dict[str, Any] = {
             "time": _number(self.time),
             "kind": self.kind,
+        }
+        if self.group is not None:
+            data["group"] = self.group
+        data.update({
             "namespace": self.namespace,
             "name": self.name,
             "event": self.event,
-        }
+        })
         if self.node is not None:
             data["node"] = self.node
         if self.reason is not None:
@@ -86,9 +110,10 @@ class Recorder:
         node: str | None = None,
         reason: str | None = None,
         message: str | None = None,
+        group: str | None = None,
         transient: bool = False,
     ) -> None:
-        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message, transient))
+        self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message, group, transient))
 
     def repeat(self, index: int) -> None:
         """The event at ``index`` happened again, identically: count it there instead of recording it."""
@@ -101,6 +126,9 @@ class Recorder:
 
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}
+        group = event_group(obj)
+        if group is not None:
+            details.setdefault("group", group)
         self.record(str(obj.get("kind", "")), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
 
     def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:

@@ -41,6 +41,10 @@
    per-pod preemption) is deleted, by the end of that instant the gang has ``minCount`` members bound, or
    has recorded a new ``Scheduled``/``Unschedulable`` event (:mod:`jobsetctl.fakecluster.invariants_preemption`).
 
+8. **Kueue's books balance** (:mod:`jobsetctl.fakecluster.invariants_kueue`): a reservation's usage is what
+   its podsets ask, no ClusterQueue over its nominal quota plus borrowing limit and no Cohort tree over
+   its quotas, Admitted only with QuotaReserved, and in-ClusterQueue preemption only of lower priority.
+
 The simulate runner calls :meth:`InvariantChecker.finish` when a run ends (it closes the last instant and
 runs the end-of-run part of rule 6). ``checks`` counts the individual checks executed (the hardening issue
 reports it).
@@ -54,6 +58,7 @@ from typing import Any
 from jobsetctl.fakecluster.apiserver import APIServer, WatchEvent, WatchType
 from jobsetctl.fakecluster.events import Recorder
 from jobsetctl.fakecluster.invariants_jobs import InvariantViolation, WorkloadBooks
+from jobsetctl.fakecluster.invariants_kueue import KueueBooks
 from jobsetctl.fakecluster.invariants_preemption import PREEMPTOR, GangRef, PreemptingGangs
 from jobsetctl.fakecluster.scheduler.groups import (
     COSCHED,
@@ -110,11 +115,13 @@ class InvariantChecker:
         self._seen_events = 0
         self._workloads = WorkloadBooks(lambda: api.clock.now)
         self._gangs = PreemptingGangs(api, recorder, self._bound_members) if recorder is not None else None
+        self._kueue = KueueBooks(api)
         api.subscribe(self._on_event)
 
     @property
     def checks(self) -> int:
-        return self._checks + self._workloads.checks + (self._gangs.checks if self._gangs is not None else 0)
+        return (self._checks + self._workloads.checks + self._kueue.checks
+                + (self._gangs.checks if self._gangs is not None else 0))
 
     def _bound_members(self, gang: GangRef) -> int:
         return len(self._group_bound.get((POD_GROUP, gang[1], gang[2]), set()))
@@ -130,6 +137,7 @@ class InvariantChecker:
         elif event.key[0] == "" and kind == "Pod":
             self._on_pod(event)
         self._workloads.on_event(event)
+        self._kueue.on_event(event)
         self._check_preemptions()
 
     def _on_node(self, event: WatchEvent) -> None:

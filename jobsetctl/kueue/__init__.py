@@ -11,6 +11,7 @@
   WorkloadPriorityClass; validation: queue-name, TAS annotations);
 * :mod:`.tas` — the TAS podset annotations (``jobframework/tas.go``, ``tas_validation.go``).
 
-The scheduler, queues, preemption and TAS placement (the simulation engine) live elsewhere and build on
-these modules; the fake cluster's job reconciler is :mod:`jobsetctl.fakecluster.controllers.kueue_job`.
+The scheduler, queues, preemption and TAS placement, the Workload controller and the admission half of the
+job reconciler (the simulation engine) are :mod:`.engine`, built on these modules; the fake cluster's job
+reconciler (the creation half) is :mod:`jobsetctl.fakecluster.controllers.kueue_job`.
 """

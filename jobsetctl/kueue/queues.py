@@ -297,8 +297,9 @@ def kueue_amount(resource: str, value: Fraction) -> int:
 
 
 def kueue_quantity_text(resource: str, amount: int) -> str:
-    """``ResourceFormatter.ResourceQuantityString``: millicores for CPU, canonical binary for memory,
-    ephemeral-storage and hugepages, decimal otherwise."""
+    """``ResourceFormatter.ResourceQuantityString``: millicores for CPU; memory, ephemeral-storage and
+    hugepages through ``newCanonicalQuantity`` (BinarySI text parsed again: binary when a multiple of 1024,
+    so 1e9 bytes read ``1G``); decimal otherwise."""
     if resource == "cpu":
         return format_quantity(Fraction(amount, 1000))
     binary = resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")

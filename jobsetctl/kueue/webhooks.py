@@ -255,7 +255,9 @@ def _cluster_queue_spec(cq: Object, ctx: AdmissionContext) -> list[Finding]:
     out = _validate_resource_groups(spec.get("resourceGroups"), bool(spec.get("cohortName")), True,
                                     (*at, "resourceGroups"), False)
     for message in label_selector_problems(spec.get("namespaceSelector"), (*at, "namespaceSelector")):
-        out.append(NAMESPACE_SELECTOR.finding(message, path=message.split(":", 1)[0]))
+        named = message.split(":", 1)[0]
+        # At the field the message names (its deepest written ancestor when the field is missing).
+        out.append(NAMESPACE_SELECTOR.finding(message, path=named, at=kfield.parse_path(named)))
     preemption = spec.get("preemption")
     if isinstance(preemption, dict):
         borrow = preemption.get("borrowWithinCohort")

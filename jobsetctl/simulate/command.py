@@ -25,6 +25,7 @@ The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOpt
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 from collections.abc import Mapping
@@ -73,6 +74,10 @@ class OutputOptions:
     color: bool = False
     #: Width of the text output (``--width``); None: :func:`output_width` decides.
     width: int | None = None
+    #: ``--explain``: a Kueue workload (or its job) whose reasons to wait are printed instead of the chart.
+    explain: str | None = None
+    #: ``--at``: when to explain (the run stops there); None: where the run ends.
+    explain_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -135,6 +140,8 @@ def execute(
         if stderr is not None:
             stderr.write(f"jobsetctl simulate: warning: {file}:{line}:{column}: {what} at {format_duration(when)} "
                          f"comes after the end of the run ({format_duration(the_plan.until or 0)}) and never happens\n")
+    if outputs.explain is not None and outputs.explain_at is not None:
+        the_plan = dataclasses.replace(the_plan, until=outputs.explain_at)
     watch = RunProgress(stderr) if stderr is not None and wants_progress(stderr) else None
     try:
         result = run_plan(the_plan, options.seed, watch)
@@ -143,6 +150,18 @@ def execute(
         # time); reported like an input problem, at the input the runaway objects descend from.
         diagnostic = limit_diagnostic(exc, inputs.all_records(), "simulate")
         return SimulateOutcome(report=Report([diagnostic], files=inputs.files, objects=len(inputs.all_records())))
+    if outputs.explain is not None:
+        from jobsetctl.simulate.kueue_explain import explain
+
+        lines = explain(result, outputs.explain)
+        if outputs.format == "json":
+            import json
+
+            stdout.write(json.dumps({"workload": outputs.explain, "at": result.end_time, "explanation": lines},
+                                    indent=2) + "\n")
+        else:
+            stdout.write("\n".join(lines) + "\n")
+        return SimulateOutcome(result=result)
     timeline = build_timeline(result.events, result.ledger, result.end_time)
     annotate_groups(timeline, result.ledger, result.group_records)
     summary = summarize(result.events, result.ledger, timeline)

@@ -8,7 +8,10 @@ CompositePodGroup still stored, sorted by kind (outermost first), namespace and 
 * Job: ``Complete``, ``Failed``, ``Suspended`` or ``Active``;
 * Pod: its ``status.phase`` (``Pending`` when unset), with ``node`` when bound;
 * PodGroup, CompositePodGroup: ``Scheduled`` once a ``*Scheduled``/``*InitiallyScheduled`` condition is True
-  (scheduling.md §1.4), else ``Pending``.
+  (scheduling.md §1.4), else ``Pending``;
+* Kueue's Workload (``"group": "kueue.x-k8s.io"``): ``Finished``, ``Inactive`` (``spec.active: false``),
+  ``Admitted``, ``QuotaReserved`` or ``Pending``, with ``clusterQueue`` and the flavors assigned to each
+  podSet (``flavors``: podSet -> resource -> flavor) while it holds quota.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from typing import Any
 from jobsetctl.simulate import access
 
 #: Kinds listed in ``final``, in output order.
-FINAL_KINDS = ("TrainJob", "JobSet", "Job", "PodGroup", "CompositePodGroup", "Pod")
+FINAL_KINDS = ("TrainJob", "JobSet", "Job", "Workload", "PodGroup", "CompositePodGroup", "Pod")
+KUEUE_GROUP = "kueue.x-k8s.io"
 _KIND_RANK = {kind: rank for rank, kind in enumerate(FINAL_KINDS)}
 _SCHEDULED_CONDITIONS = frozenset({
     "PodGroupScheduled", "PodGroupInitiallyScheduled", "CompositePodGroupInitiallyScheduled",
@@ -68,6 +72,12 @@ def final_states(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind not in _KIND_RANK:
             continue
         md = access.metadata(obj)
+        if kind == "Workload":
+            # Kueue's Workloads only: the in-tree scheduling.k8s.io Workload never had a final state.
+            if str(obj.get("apiVersion", "")).partition("/")[0] != KUEUE_GROUP:
+                continue
+            entries.append(_kueue_workload(obj, md))
+            continue
         entry: dict[str, Any] = {
             "kind": kind,
             "namespace": str(md.get("namespace", "") or ""),
@@ -81,3 +91,34 @@ def final_states(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         entries.append(entry)
     entries.sort(key=lambda e: (_KIND_RANK[e["kind"]], e["namespace"], e["name"]))
     return entries
+
+
+def kueue_state(obj: dict[str, Any]) -> str:
+    conditions = _true_conditions(obj)
+    if "Finished" in conditions:
+        return "Finished"
+    if access.spec(obj).get("active") is False:
+        return "Inactive"
+    if "Admitted" in conditions:
+        return "Admitted"
+    if "QuotaReserved" in conditions:
+        return "QuotaReserved"
+    return "Pending"
+
+
+def _kueue_workload(obj: dict[str, Any], md: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "kind": "Workload",
+        "group": KUEUE_GROUP,
+        "namespace": str(md.get("namespace", "") or ""),
+        "name": str(md.get("name", "")),
+        "state": kueue_state(obj),
+    }
+    admission = access.status(obj).get("admission")
+    if isinstance(admission, dict):
+        entry["clusterQueue"] = str(admission.get("clusterQueue", ""))
+        entry["flavors"] = {
+            str(psa.get("name", "")): {str(r): str(f) for r, f in sorted((psa.get("flavors") or {}).items())}
+            for psa in admission.get("podSetAssignments") or [] if isinstance(psa, dict)
+        }
+    return entry

@@ -13,9 +13,10 @@ stops the run with a word on why:
   cannot see: TrainJob runtimes, objects created over time);
 * :data:`MAX_TIME` for every time of a Scenario (``at``, ``until``) and ``--until``: a year of virtual
   time; infinite and NaN times are malformed;
-* :data:`MAX_EVENTS` timeline events (or :data:`EVENTS_PER_OBJECT` per object the inputs make, when that
-  is more: a contended day of 50,000 pods records some 300,000): a run that keeps producing events (a
-  JobSet restarting forever) stops there, with ``stopReason: limit``, like a run that reached its horizon.
+* :data:`MAX_EVENTS` timeline events (or :data:`EVENTS_PER_OBJECT` per object the inputs make or
+  submit, when that is more: a contended day of 50,000 pods records some 300,000, Kueue's performance
+  configurations submit 50,000 Workloads): a run that keeps producing events (a JobSet restarting
+  forever) stops there, with ``stopReason: limit``, like a run that reached its horizon.
 
 The estimate counts what the store will hold: each submitted object (nodes apart), the Jobs and pods of
 JobSets and Jobs, a JobSet's headless Service, and the JobSet and pods a TrainJob makes at least. For JobSets
@@ -49,14 +50,15 @@ MAX_NODES = 10_000
 MAX_OBJECTS = 50_000
 MAX_TIME = 365 * 86400.0
 MAX_EVENTS = 100_000
-#: Timeline events allowed per object the inputs make, above :data:`MAX_EVENTS`: a pod that waits, runs and
-#: ends records about six (Created, Unschedulable, Scheduled, Started, Ready, Succeeded).
+#: Timeline events allowed per object the inputs make or submit, above :data:`MAX_EVENTS`: a pod that waits,
+#: runs and ends records about six (Created, Unschedulable, Scheduled, Started, Ready, Succeeded), a
+#: Kueue Workload about as many (Created, QuotaReserved, Admitted, Finished ...).
 EVENTS_PER_OBJECT = 20
 
 
 def event_limit(objects: int) -> int:
-    """The timeline events a run of inputs that make ``objects`` objects may record before it stops with
-    ``stopReason: limit``."""
+    """The timeline events a run of inputs that make (or submit) ``objects`` objects may record before it
+    stops with ``stopReason: limit``."""
     return max(MAX_EVENTS, EVENTS_PER_OBJECT * objects)
 
 TOO_LARGE = define(

@@ -44,15 +44,25 @@ EVENTS_BY_KIND: dict[str, frozenset[str]] = {
     "CompositePodGroup": _GROUP_EVENTS,
     "Node": frozenset({"Failed"}),
 }
+#: The vocabulary of kinds whose events carry ``group`` (a kind served by several API groups), by group.
+EVENTS_BY_GROUP_KIND: dict[tuple[str, str], frozenset[str]] = {
+    ("kueue.x-k8s.io", "Workload"): frozenset({
+        "Pending", "QuotaReserved", "Admitted", "Evicted", "Preempted", "Requeued", "Deactivated", "Finished"}),
+    ("scheduling.x-k8s.io", "PodGroup"): _GROUP_EVENTS,
+    ("scheduling.volcano.sh", "PodGroup"): _GROUP_EVENTS,
+}
 
 
-def allowed_events(kind: str) -> frozenset[str]:
-    """The ``event`` values an object of ``kind`` may have in the JSON report."""
+def allowed_events(kind: str, group: str | None = None) -> frozenset[str]:
+    """The ``event`` values an object of ``kind`` (of ``group``, for events that carry one) may have in
+    the JSON report."""
+    if group is not None:
+        return COMMON_EVENTS | EVENTS_BY_GROUP_KIND.get((group, kind), frozenset())
     return COMMON_EVENTS | EVENTS_BY_KIND.get(kind, frozenset())
 
 
-def is_allowed(kind: str, event: str) -> bool:
-    return event in COMMON_EVENTS or event in EVENTS_BY_KIND.get(kind, ())
+def is_allowed(kind: str, event: str, group: str | None = None) -> bool:
+    return event in allowed_events(kind, group)
 
 
 def report_document(result: SimulationResult, summary: Summary) -> dict[str, Any]:
@@ -63,6 +73,10 @@ def report_document(result: SimulationResult, summary: Summary) -> dict[str, Any
     }
     summary_part.update(summary.as_dict())
     summary_part["gangs"] = gang_records(result.group_records)
+    if result.kueue is not None:
+        from jobsetctl.simulate.kueue_report import kueue_summary
+
+        summary_part["kueue"] = kueue_summary(result)
     return {
         "version": FORMAT_VERSION,
         "scenario": result.name,

@@ -48,6 +48,7 @@ from jobsetctl.simulate.actions import apply_action
 from jobsetctl.simulate.final import final_states
 from jobsetctl.simulate.gates import needed_gates, turned_on
 from jobsetctl.simulate.inputs import Inputs
+from jobsetctl.simulate.kueue import kueue_busy, kueue_run, kueue_settings
 from jobsetctl.simulate.ledger import Ledger
 from jobsetctl.simulate.nodes import is_node, normalize_node, pool_nodes
 from jobsetctl.simulate.scenario import Action
@@ -126,6 +127,8 @@ class SimulationResult:
     group_records: Any = None
     #: Invariant checks executed, when the cluster checked them (JOBSETCTL_CHECK_INVARIANTS), else None.
     invariant_checks: int | None = None
+    #: What Kueue leaves for the reports (:mod:`jobsetctl.simulate.kueue`), None when Kueue did not run.
+    kueue: Any = None
     #: The number of timeline events at which the run would have stopped (``stopReason: limit``).
     event_limit: int = limits.MAX_EVENTS
     #: The cluster as the run left it (the verdicts on workloads that never started read its nodes and
@@ -277,6 +280,8 @@ def _something_runs(cluster: FakeCluster) -> bool:
         status = access.status(pod)
         if spec.get("nodeName") and status.get("phase") not in ("Succeeded", "Failed"):
             return True
+    if kueue_busy(cluster):
+        return True
     stored: Iterable[dict[str, Any]] = cluster.api.all_objects()
     return any(access.metadata(obj).get("deletionTimestamp") for obj in stored)
 
@@ -285,14 +290,20 @@ def run_plan(the_plan: Plan, seed: int = 0, watch: RunProgress | None = None) ->
     """Run a planned simulation to its end and collect the result; ``watch`` is told of each instant
     (the progress line on a terminal, :mod:`jobsetctl.simulate.progress`)."""
     inputs = the_plan.inputs
-    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, kueue=the_plan.kueue))
+    extra: dict[str, Any] = {}
+    if the_plan.kueue is not None:
+        extra["kueue"] = kueue_settings(the_plan.kueue, inputs)
+    cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, extra=extra,
+                                         kueue=the_plan.kueue))
     ledger = Ledger()
     cluster.api.subscribe(ledger.on_event)
     cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))
     _create_nodes(cluster, ledger, inputs)
     install(cluster.api, [record.obj for record in inputs.all_records()], the_plan.installed)
     progress = IdleDetector(cluster, ledger)
-    progress.event_limit = limits.event_limit(limits.objects_total(inputs.all_records()))
+    # Per object the inputs make (issue 12) or per submitted object (Kueue's many small Workloads).
+    progress.event_limit = limits.event_limit(max(limits.objects_total(inputs.all_records()),
+                                                  sum(len(s.records) for s in inputs.submissions)))
     rejections: list[Diagnostic] = []
     last_user_time = 0.0
 
@@ -361,6 +372,7 @@ def run_plan(the_plan: Plan, seed: int = 0, watch: RunProgress | None = None) ->
         seed=seed,
         group_records=getattr(scheduler, "group_records", None),
         invariant_checks=checks,
+        kueue=kueue_run(cluster),
         event_limit=progress.event_limit,
         cluster=cluster,
     )

@@ -13,8 +13,9 @@ A Scenario is a YAML document (``apiVersion: jobsetctl.dev/v1alpha1``, ``kind: S
       actions: [{at: 2h, failNode: gpu-3}, {at: 3h, failPod: {namespace: default, name: js-workers-0-0}},
                 {at: 4h, suspend: {kind: JobSet, namespace: default, name: js}},  # resume, delete
                 {at: 5h, patch: {kind: PodGroup, name: pg, merge: {spec: {schedulingPolicy: {gang: {minCount: 2}}}}}}]
-      kueue:                            # Kueue runs (also when the inputs hold a ClusterQueue)
+      kueue:                            # Kueue runs (also with a ClusterQueue, or a job naming a queue)
         configuration: {waitForPodsReady: {timeout: 10m}}   # Kueue's Configuration; wins over --kueue-config
+        admissionChecks: [{name: prov, delay: 5m, state: Ready}]   # how simulated checks answer
 
 This module parses it, strictly: an unknown key, a value of the wrong type, a bad or negative duration, an
 action without exactly one verb are diagnostics with ``file:line:column`` and a ``scenario-*`` rule, and the
@@ -214,6 +215,12 @@ class Scenario:
     kueue: dict[str, Any] | None = None
     #: ``spec.kueue.configuration``, parsed with Kueue's defaults (:mod:`jobsetctl.kueue.config`), if given.
     kueue_configuration: KueueConfiguration | None = None
+    #: ``spec.kueue.admissionChecks``: how each simulated admission check answers (name, delay, state, message).
+    kueue_admission_checks: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: How a simulated admission check can answer (``AdmissionCheckState.state``).
+CHECK_STATES = ["Ready", "Retry", "Rejected"]
 
 
 # ---- parsing -----------------------------------------------------------------------------------------
@@ -398,8 +405,8 @@ def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> No
         _parse_kueue(reader, spec["kueue"], scenario)
 
 
-#: Keys of ``spec.kueue`` (the simulation engine adds its own).
-KUEUE_KEYS: tuple[str, ...] = ("configuration",)
+#: Keys of ``spec.kueue``: Kueue's Configuration, and (the simulation engine's) how admission checks answer.
+KUEUE_KEYS: tuple[str, ...] = ("configuration", "admissionChecks")
 
 
 def _parse_kueue(reader: _Reader, value: Any, scenario: Scenario) -> None:
@@ -411,6 +418,7 @@ def _parse_kueue(reader: _Reader, value: Any, scenario: Scenario) -> None:
     if kueue is None:
         return
     scenario.kueue = kueue
+    scenario.kueue_admission_checks = _parse_admission_checks(reader, kueue.get("admissionChecks"), (*at, "admissionChecks"))
     if kueue.get("configuration") is None:
         return
     where: Path = (*at, "configuration")
@@ -420,6 +428,27 @@ def _parse_kueue(reader: _Reader, value: Any, scenario: Scenario) -> None:
         reader.error(rule, f"spec.kueue.configuration: {problem.message}", (*where, *problem.at))
     if not problems:
         scenario.kueue_configuration = config
+
+
+def _parse_admission_checks(reader: _Reader, value: Any, at: Path) -> list[dict[str, Any]]:
+    """``spec.kueue.admissionChecks``: how each simulated check answers (``state`` Ready, Retry or Rejected
+    after ``delay``, with ``message``)."""
+    checks: list[dict[str, Any]] = []
+    for index, item in enumerate(reader.sequence(value, at)):
+        where: Path = (*at, index)
+        check = reader.mapping(item, where, ("name", "delay", "state", "message"), ("name",))
+        if check is None:
+            continue
+        name = reader.string(check.get("name"), (*where, "name"))
+        delay = reader.duration(check.get("delay"), (*where, "delay"))
+        state = reader.string(check.get("state"), (*where, "state"))
+        message = reader.string(check.get("message"), (*where, "message"))
+        if state is not None and state not in CHECK_STATES:
+            reader.error(INVALID_VALUE, not_supported((*where, "state"), state, CHECK_STATES), (*where, "state"))
+            continue
+        if name:
+            checks.append({"name": name, "delay": delay or 0.0, "state": state or "Ready", "message": message or ""})
+    return checks
 
 
 def _parse_pool(reader: _Reader, value: Any, at: Path) -> NodePool | None:

@@ -47,10 +47,14 @@ def render_terminal(
     console: Console, result: SimulationResult, timeline: Timeline, summary: Summary,
     axis_end: float | None = None,
 ) -> None:
+    from jobsetctl.simulate.kueue_terminal import render_kueue_chart, render_kueue_summary
+
     _header(console, result)
     _chart(console, timeline, timeline.end_time if axis_end is None else axis_end)
+    render_kueue_chart(console, result)
     _log(console, result)
     _summary(console, result, summary)
+    render_kueue_summary(console, result)
 
 
 def _header(console: Console, result: SimulationResult) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from jobsetctl.diagnostics import Layer
 from jobsetctl.kube.featuregates import GATES, FeatureGates
 from jobsetctl.kube.versions import KubeVersion
 from jobsetctl.validate import ValidateOptions, check
@@ -65,10 +66,12 @@ CONTEXT_KINDS = ("JobSet", "PriorityClass", "Workload", "PodGroup", "CompositePo
 JOBSET_GOLDENS = [p for p in GOLDENS if "kind: JobSet" in p.read_text(encoding="utf-8")]
 
 
-def jobset_errors(objects: list[dict[str, Any]], version: KubeVersion, tmp_path: Path) -> list[str]:
+def jobset_errors(objects: list[dict[str, Any]], version: KubeVersion, tmp_path: Path, *,
+                  consequences: bool = True) -> list[str]:
     """Errors ``validate`` finds in the rendered JobSets as admission left them (defaults applied), next to what
     they reference that the user writes (PriorityClasses and pod groups without owner); what the controllers
-    created from them (their PVCs, Services, Jobs) would be existing objects they conflict with."""
+    created from them (their PVCs, Services, Jobs) would be existing objects they conflict with.
+    ``consequences=False`` leaves out the consequence layer (what a render already reports and goes on with)."""
     chosen = [o for o in objects
               if o.get("kind") in CONTEXT_KINDS and not (o.get("metadata") or {}).get("ownerReferences")]
     if not any(o.get("kind") == "JobSet" for o in chosen):
@@ -80,7 +83,8 @@ def jobset_errors(objects: list[dict[str, Any]], version: KubeVersion, tmp_path:
     # diagnostic, in the golden's stderr.
     report = check(ValidateOptions(paths=[str(manifest)], version=version, gates=every_gate, admission_only=True)).report
     return [f"{d.object}: {d.rule}: {d.message}" for d in report.diagnostics
-            if d.severity == "error" and d.object is not None and d.object.kind == "JobSet"]
+            if d.severity == "error" and d.object is not None and d.object.kind == "JobSet"
+            and (consequences or d.layer is not Layer.CONSEQUENCE)]
 
 
 @pytest.mark.parametrize("path", JOBSET_GOLDENS, ids=[p.stem for p in JOBSET_GOLDENS])

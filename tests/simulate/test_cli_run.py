@@ -17,7 +17,7 @@ from tests.simulate.harness import assert_golden
 NODE_FAILURE = str(SAMPLES / "scenarios" / "node-failure.yaml")
 
 
-@pytest.mark.parametrize("name", ["node-failure", "two-teams", "gang-topology"])
+@pytest.mark.parametrize("name", ["node-failure", "two-teams", "gang-topology", "kueue"])
 def test_text_output_is_exact(name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """What ``jobsetctl simulate samples/scenarios/NAME.yaml | less`` shows: header, chart, legend, events,
     summary (golden files under ``golden/text/``; ``JOBSETCTL_UPDATE_GOLDEN=1`` rewrites them)."""

@@ -1,0 +1,615 @@
+"""The flavor assigner (``pkg/scheduler/flavorassigner/flavorassigner.go``).
+
+For each podset (or group of podsets sharing a ``podSetGroupName``) and each resource group of the
+ClusterQueue, the flavors are tried in order (resuming where the last attempt stopped, with
+FlavorFungibility on). A flavor is checked against the podset (taints, node affinity restricted to the
+flavor's label keys, TAS support), then each resource against quota:
+
+* more than the most this ClusterQueue could ever get (``potentialAvailable``): NoFit,
+  ``insufficient quota for ...`` (reason ExceedsMaxQuota);
+* within what is available now: Fit, with the height of the lowest Cohort subtree that holds it as the
+  borrowing level;
+* otherwise ``insufficient unused quota for ...``: Preempt if a preemption simulation finds targets
+  (``Reclaim`` when they are all outside the ClusterQueue), else NoFit.
+
+``flavorFungibility`` decides whether the search stops at a flavor that needs borrowing
+(``whenCanBorrow``) or preemption (``whenCanPreempt``) and which of the tried flavors wins
+(``preference``). Messages and reasons are upstream's, word for word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.fakecluster.scheduler.podinfo import parse_tolerations
+from jobsetctl.fakecluster.scheduler.selectors import compile_required_node_affinity
+from jobsetctl.kueue import fit
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import PODS, FlavorResource, FRQuantities, Requests, quantity_string
+from jobsetctl.kueue.engine.objects import FlavorSpec, Quota, ResourceGroup
+from jobsetctl.kueue.engine.quota import cq_available, lowest_subtree_that_fits, potential_available
+from jobsetctl.kueue.engine.workload import AssignmentState, PodSetResources, WorkloadInfo
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.engine.cache import ClusterQueueState
+
+# FlavorAssignmentMode, lowest to highest preference.
+NO_FIT, PREEMPT, DEFERRED_FIT, FIT = 0, 1, 2, 3
+MODE_NAMES = {NO_FIT: "NoFit", PREEMPT: "Preempt", DEFERRED_FIT: "DeferredFit", FIT: "Fit"}
+
+# preemptionMode (granular, internal to the assigner).
+P_NO_FIT, P_NO_CANDIDATES, P_PREEMPT, P_RECLAIM, P_FIT = 0, 1, 2, 3, 4
+_TO_MODE = {P_NO_FIT: NO_FIT, P_NO_CANDIDATES: PREEMPT, P_PREEMPT: PREEMPT, P_RECLAIM: PREEMPT, P_FIT: FIT}
+#: PreemptionPossibility returned by the oracle.
+NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM = 0, 1, 2
+POSSIBILITY_NAMES = {NO_CANDIDATES: "NoCandidates", POSSIBLE_PREEMPT: "Preempt", POSSIBLE_RECLAIM: "Reclaim"}
+_FROM_POSSIBILITY = {NO_CANDIDATES: P_NO_CANDIDATES, POSSIBLE_PREEMPT: P_PREEMPT, POSSIBLE_RECLAIM: P_RECLAIM}
+
+MAX_BORROW = 2**62
+
+#: Severity of NoFit reasons (``reasonSeverity``).
+_SEVERITY = {names.NO_MATCHING_FLAVOR: 4, names.EXCEEDS_MAX_QUOTA: 3, names.WAITING_FOR_QUOTA: 2,
+             names.TOPOLOGY_PLACEMENT_FAILED: 1}
+
+
+def most_severe(a: str, b: str) -> str:
+    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
+
+
+@dataclass(frozen=True, slots=True)
+class GranularMode:
+    preemption: int
+    borrowing: int
+
+    def is_preempt(self) -> bool:
+        return self.preemption in (P_PREEMPT, P_RECLAIM)
+
+
+WORST = GranularMode(P_NO_FIT, MAX_BORROW)
+BEST = GranularMode(P_FIT, 0)
+
+
+def is_preferred(a: GranularMode, b: GranularMode, preference: str | None) -> bool:
+    """``isPreferred``: whether mode ``a`` beats ``b`` under the ClusterQueue's fungibility preference."""
+    if a.preemption == P_NO_FIT:
+        return False
+    if b.preemption == P_NO_FIT:
+        return True
+    a_none = a.preemption == P_NO_CANDIDATES
+    b_none = b.preemption == P_NO_CANDIDATES
+    if a_none != b_none:
+        return not a_none
+    if preference == names.PREEMPTION_OVER_BORROWING:
+        if a.borrowing != b.borrowing:
+            return a.borrowing < b.borrowing
+        return a.preemption > b.preemption
+    if a.preemption != b.preemption:
+        return a.preemption > b.preemption
+    return a.borrowing < b.borrowing
+
+
+@dataclass(slots=True)
+class Status:
+    reasons: list[str] = field(default_factory=list)
+    err: str | None = None
+    no_fit_reason: str = ""
+
+    def is_fit(self) -> bool:
+        return self.err is None and not self.reasons
+
+    def is_error(self) -> bool:
+        return self.err is not None
+
+    def message(self) -> str:
+        if self.err is not None:
+            return self.err
+        return ", ".join(sorted(self.reasons))
+
+
+@dataclass(slots=True)
+class FlavorAssignment:
+    name: str
+    mode: int
+    tried_flavor_idx: int = 0
+    borrow: int = 0
+
+
+@dataclass(slots=True)
+class FlavorAttempt:
+    """``FlavorAssignmentAttempt``: one tried flavor and its worst outcome over the resources."""
+
+    flavor: str
+    mode: int
+    borrow: int = 0
+    possibility: int | None = None
+    reasons: list[str] = field(default_factory=list)
+    no_fit_reason: str = ""
+
+
+@dataclass(slots=True)
+class PodSetAssignment:
+    name: str
+    flavors: dict[str, FlavorAssignment]
+    status: Status
+    requests: Requests
+    count: int
+    topology_assignment: Any = None
+    attempts: list[FlavorAttempt] = field(default_factory=list)
+
+    def representative_mode(self) -> int:
+        if self.status.is_fit():
+            return FIT
+        if self.status.is_error() or not self.flavors:
+            return NO_FIT
+        return min(f.mode for f in self.flavors.values())
+
+    def update_mode(self, mode: int) -> None:
+        for assignment in self.flavors.values():
+            assignment.mode = mode
+
+
+@dataclass(slots=True)
+class Assignment:
+    podsets: list[PodSetAssignment] = field(default_factory=list)
+    borrowing: int = 0
+    last_state: AssignmentState = field(default_factory=AssignmentState)
+    usage: FRQuantities = field(default_factory=dict)
+    no_fit_reason: str = ""
+    _mode: int | None = None
+
+    def representative_mode(self) -> int:
+        if not self.podsets:
+            return NO_FIT
+        if self._mode is not None:
+            return self._mode
+        mode = FIT
+        for podset in self.podsets:
+            mode = min(mode, podset.representative_mode())
+        self._mode = mode
+        return mode
+
+    def set_representative_mode(self, mode: int) -> None:
+        self._mode = mode
+        for podset in self.podsets:
+            podset.update_mode(mode)
+
+    def podset(self, name: str) -> PodSetAssignment | None:
+        for podset in self.podsets:
+            if podset.name == name:
+                return podset
+        return None
+
+    def update_mode(self, name: str, mode: int) -> None:
+        podset = self.podset(name)
+        if podset is not None:
+            podset.update_mode(mode)
+            self._mode = mode
+
+    def message(self) -> str:
+        """``Assignment.Message``."""
+        parts: list[str] = []
+        for podset in self.podsets:
+            if podset.status.is_fit():
+                continue
+            if podset.status.is_error():
+                return f"failed to assign flavors to pod set {podset.name}: {podset.status.err}"
+            parts.append(fit.NO_FLAVOR.format(pod_set=podset.name, reasons=podset.status.message()))
+        return "; ".join(parts)
+
+    def requires_borrowing(self) -> bool:
+        return self.borrowing > 0
+
+    def total_requests(self, info: WorkloadInfo) -> FRQuantities:
+        """``TotalRequestsFor``: requests per flavor-resource at the assigned counts."""
+        usage: FRQuantities = {}
+        for index, podset in enumerate(info.podsets):
+            if index >= len(self.podsets):
+                break
+            psa = self.podsets[index]
+            for resource, per_pod in podset.per_pod.items():
+                value = per_pod * psa.count
+                if value == 0:
+                    continue
+                flavor = psa.flavors.get(resource)
+                if flavor is None:
+                    continue
+                key = (flavor.name, resource)
+                usage[key] = usage.get(key, 0) + value
+        return usage
+
+    def flavors_needing_preemption(self) -> set[FlavorResource]:
+        out: set[FlavorResource] = set()
+        for podset in self.podsets:
+            for resource, flavor in podset.flavors.items():
+                if flavor.mode == PREEMPT:
+                    out.add((flavor.name, resource))
+        return out
+
+    def to_api(self) -> list[dict[str, Any]]:
+        out = []
+        for podset in self.podsets:
+            item: dict[str, Any] = {
+                "name": podset.name,
+                "flavors": {r: f.name for r, f in sorted(podset.flavors.items())},
+                "resourceUsage": {r: quantity_string(r, podset.requests.get(r, 0)) for r in sorted(podset.flavors)},
+                "count": podset.count,
+            }
+            if podset.topology_assignment is not None:
+                item["topologyAssignment"] = podset.topology_assignment
+            out.append(item)
+        return out
+
+    def resolve_no_fit_reason(self, cq: ClusterQueueState) -> None:
+        """``resolveNoFitReason``: the overall QuotaReserved reason of a NoFit assignment."""
+        if self.representative_mode() != NO_FIT:
+            return
+        overall = ""
+        for podset in self.podsets:
+            if podset.representative_mode() != NO_FIT:
+                continue
+            if not podset.attempts:
+                overall = most_severe(overall, names.NO_MATCHING_FLAVOR)
+                continue
+            group_reason: dict[int, str] = {}
+            for i, attempt in enumerate(podset.attempts):
+                if attempt.mode != NO_FIT:
+                    continue
+                groups = [g for g, rg in enumerate(cq.spec.resource_groups) if attempt.flavor in rg.flavors] or [-1 - i]
+                for g in groups:
+                    existing = group_reason.get(g)
+                    if existing is None or _SEVERITY.get(attempt.no_fit_reason, 0) < _SEVERITY.get(existing, 0):
+                        group_reason[g] = attempt.no_fit_reason
+            podset_reason = ""
+            for reason in group_reason.values():
+                podset_reason = most_severe(podset_reason, reason)
+            overall = most_severe(overall, podset_reason)
+        self.no_fit_reason = overall
+
+
+def format_attempts(assignment: Assignment) -> str:
+    """``FormatFlavorAssignmentAttemptsForEvents`` (the QuotaReserved event's "Flavors considered")."""
+    parts: list[str] = []
+    for podset in assignment.podsets:
+        pieces: list[str] = []
+        for attempt in podset.attempts:
+            if attempt.mode == FIT and attempt.borrow == 0:
+                continue
+            text = attempt.flavor + "("
+            if attempt.possibility is None:
+                text += MODE_NAMES[attempt.mode]
+            else:
+                text += f"preemptionMode={POSSIBILITY_NAMES[attempt.possibility]}"
+            if attempt.borrow > 0:
+                text += f";borrow={attempt.borrow}"
+            if attempt.reasons:
+                text += ";" + ";".join(attempt.reasons)
+            pieces.append(text + ")")
+        if pieces:
+            parts.append(f"{podset.name}: " + ", ".join(pieces))
+    return " | ".join(parts)
+
+
+#: ``preemptionOracle.SimulatePreemption``: (possibility, borrowing level after preemptions).
+PreemptionOracle = Callable[[WorkloadInfo, FlavorResource, int], tuple[int, int]]
+
+
+@dataclass(slots=True)
+class _Attempts:
+    items: list[FlavorAttempt] = field(default_factory=list)
+
+    def no_fit(self, flavor: str, status: Status) -> None:
+        self.items.append(FlavorAttempt(flavor, NO_FIT, reasons=list(status.reasons), no_fit_reason=status.no_fit_reason))
+
+    def representative(self, flavor: str, mode: GranularMode, borrow: int, reasons: list[str], no_fit: str) -> None:
+        possibility = {P_NO_CANDIDATES: NO_CANDIDATES, P_PREEMPT: POSSIBLE_PREEMPT,
+                       P_RECLAIM: POSSIBLE_RECLAIM}.get(mode.preemption)
+        self.items.append(FlavorAttempt(flavor, _TO_MODE[mode.preemption], borrow, possibility, sorted(reasons), no_fit))
+
+
+def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], resource: str,
+                    group: ResourceGroup | None) -> None:
+    """``mergeFlavorAttemptsForResource``."""
+    for attempt in src:
+        existing = dst.get(attempt.flavor)
+        if existing is None:
+            dst[attempt.flavor] = FlavorAttempt(attempt.flavor, attempt.mode, attempt.borrow, attempt.possibility,
+                                                sorted(set(attempt.reasons)), attempt.no_fit_reason)
+            continue
+        possibility = existing.possibility
+        if attempt.possibility is not None and (possibility is None or attempt.possibility < possibility):
+            possibility = attempt.possibility
+        dst[attempt.flavor] = FlavorAttempt(
+            attempt.flavor, min(attempt.mode, existing.mode), max(attempt.borrow, existing.borrow), possibility,
+            sorted(set(existing.reasons) | set(attempt.reasons)), most_severe(existing.no_fit_reason, attempt.no_fit_reason))
+    if src and group is not None:
+        present = {a.flavor for a in src}
+        for flavor, attempt in dst.items():
+            if flavor in group.flavors and flavor not in present:
+                attempt.mode = NO_FIT
+                attempt.reasons = sorted(set(attempt.reasons) | {f"flavor {flavor} does not provide resource {resource}"})
+                attempt.no_fit_reason = names.NO_MATCHING_FLAVOR
+
+
+def _taint_text(taint: Any) -> str:
+    """How Go's ``%s`` prints a ``corev1.Taint`` value: ``{key value effect <nil>}`` (a quirk kept)."""
+    return f"{{{taint.key} {taint.value} {taint.effect} <nil>}}"
+
+
+class FlavorAssigner:
+    def __init__(self, info: WorkloadInfo, cq: ClusterQueueState, flavors: Mapping[str, FlavorSpec],
+                 oracle: PreemptionOracle, *, fair_sharing: bool = False, fungibility_enabled: bool = True,
+                 scheduling_cycle: int = 0, tas: Any = None) -> None:
+        self.info = info
+        self.cq = cq
+        self.flavors = flavors
+        self.oracle = oracle
+        self.fair_sharing = fair_sharing
+        self.fungibility_enabled = fungibility_enabled
+        self.scheduling_cycle = scheduling_cycle
+        #: The TAS side (:class:`jobsetctl.kueue.engine.tas.TASAssigner`), None without TAS flavors.
+        self.tas = tas
+
+    def assign(self, counts: list[int] | None = None) -> Assignment:
+        info = self.info
+        cq = self.cq
+        podsets = info.podsets if not counts else [p.scaled_to(c) for p, c in zip(info.podsets, counts, strict=False)]
+        assignment = Assignment(last_state=AssignmentState([], cq.generation, self.scheduling_cycle,
+                                                           info.scheduling_hash))
+        covers_pods = cq.spec.group_of(PODS) is not None
+        spec_podsets = info.spec_podsets()
+        groups: dict[str, list[tuple[int, PodSetResources, PodSetAssignment]]] = {}
+        for index, podset in enumerate(podsets):
+            requests = podset.requests
+            if covers_pods:
+                requests[PODS] = podset.count
+            psa = PodSetAssignment(podset.name, {}, Status(), requests, podset.count)
+            if podset.flavors and self.tas is not None:
+                # A second pass keeps the flavors already assigned.
+                for resource, flavor in podset.flavors.items():
+                    psa.flavors[resource] = FlavorAssignment(flavor, FIT)
+            group_key = str(index)
+            request = spec_podsets[index].get("topologyRequest") if index < len(spec_podsets) else None
+            if isinstance(request, dict) and request.get("podSetGroupName"):
+                group_key = str(request["podSetGroupName"])
+            groups.setdefault(group_key, []).append((index, podset, psa))
+
+        for members in groups.values():
+            totals: Requests = {}
+            for _, _, psa in members:
+                for resource, value in psa.requests.items():
+                    totals[resource] = totals.get(resource, 0) + value
+            indexes = [index for index, _, _ in members]
+            considered: dict[str, FlavorAttempt] = {}
+            group_flavors: dict[str, FlavorAssignment] | None = {}
+            for _, _, psa in members:
+                group_flavors.update(psa.flavors)  # type: ignore[union-attr]
+            group_status = Status()
+            for resource in sorted(totals):
+                quantity = totals[resource]
+                if cq.spec.group_of(resource) is None and quantity == 0:
+                    continue
+                if resource in group_flavors:  # type: ignore[operator]
+                    continue
+                flavors, status, attempts = self._find_flavor(indexes, totals, resource, assignment.usage)
+                _merge_attempts(considered, attempts, resource, cq.spec.group_of(resource))
+                if (status is not None and status.is_error()) or (not flavors and totals):
+                    group_flavors = None
+                    group_status = status if status is not None else Status()
+                    break
+                group_flavors.update(flavors)  # type: ignore[union-attr]
+                if status is not None:
+                    group_status.reasons.extend(status.reasons)
+            final = [considered[k] for k in sorted(considered)]
+            failed = False
+            for index, _, psa in members:
+                psa.flavors = self._resolve_podset_flavors(index, psa, group_flavors)
+                psa.status = Status(list(group_status.reasons), group_status.err, group_status.no_fit_reason)
+                psa.attempts = final
+                self._append(assignment, psa)
+                if psa.status.is_error() or (psa.requests and not psa.flavors):
+                    failed = True
+            if failed:
+                assignment.resolve_no_fit_reason(cq)
+                return assignment
+        if assignment.representative_mode() == NO_FIT:
+            assignment.resolve_no_fit_reason(cq)
+            return assignment
+        if self.tas is not None:
+            self.tas.after_quota(self, assignment)
+        assignment.resolve_no_fit_reason(cq)
+        return assignment
+
+    def _resolve_podset_flavors(self, index: int, psa: PodSetAssignment,
+                                group_flavors: dict[str, FlavorAssignment] | None) -> dict[str, FlavorAssignment]:
+        if not group_flavors:
+            return {}
+        if psa.requests:
+            return {r: f for r, f in group_flavors.items() if r in psa.requests}
+        if self.tas is not None:
+            return self.tas.group_flavors_for_empty_podset(self, index, group_flavors)
+        return {}
+
+    def _append(self, assignment: Assignment, psa: PodSetAssignment) -> None:
+        flavor_idx: dict[str, int] = {}
+        assignment.podsets.append(psa)
+        assignment._mode = None
+        for resource, flavor in psa.flavors.items():
+            if flavor.borrow > assignment.borrowing:
+                assignment.borrowing = flavor.borrow
+            key = (flavor.name, resource)
+            assignment.usage[key] = assignment.usage.get(key, 0) + psa.requests.get(resource, 0)
+            flavor_idx[resource] = flavor.tried_flavor_idx
+        assignment.last_state.last_tried.append(flavor_idx)
+
+    def _find_flavor(self, indexes: list[int], requests: Requests, resource: str,
+                     assignment_usage: FRQuantities) -> tuple[dict[str, FlavorAssignment], Status | None, list[FlavorAttempt]]:
+        """``findFlavorForPodSets``."""
+        cq = self.cq
+        group = cq.spec.group_of(resource)
+        if group is None:
+            return {}, Status([fit.UNAVAILABLE.format(resource=resource)]), []
+        status = Status()
+        group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
+        spec_podsets = self.info.spec_podsets()
+        podsets = [spec_podsets[i] if i < len(spec_podsets) else {} for i in indexes]
+        best: dict[str, FlavorAssignment] = {}
+        best_mode = WORST
+        attempts = _Attempts()
+        attempted = -1
+        start = 0
+        last = self.info.last_assignment
+        if self.fungibility_enabled and last is not None:
+            start = last.next_flavor(indexes[0], resource)
+        nomination = self.info.nomination_mapping
+        for idx in range(start, len(group.flavors)):
+            attempted = idx
+            flavor_name = group.flavors[idx]
+            if nomination and not any(
+                    nomination.get(self.info.podsets[i].name, {}).get(resource) == flavor_name for i in indexes):
+                status.reasons.append(
+                    f"skipping flavor {flavor_name} as it is not found in the nomination mapping for resource {resource}")
+                continue
+            flavor_status = self._check_flavor(flavor_name, indexes, podsets, group)
+            if not flavor_status.is_fit():
+                flavor_status.no_fit_reason = names.NO_MATCHING_FLAVOR
+                status.reasons.extend(flavor_status.reasons)
+                attempts.no_fit(flavor_name, flavor_status)
+                if flavor_status.err is not None:
+                    status.err = flavor_status.err
+                    return {}, status, attempts.items
+                continue
+            assignments: dict[str, FlavorAssignment] = {}
+            mode = BEST
+            max_borrow = 0
+            quota_reasons: list[str] = []
+            no_fit_reason = ""
+            for r in sorted(group_requests):
+                value = group_requests[r]
+                fr = (flavor_name, r)
+                p_mode, borrow, s = self._fits_quota(fr, assignment_usage.get(fr, 0), value, cq.node.quota(fr))
+                if s is not None:
+                    quota_reasons.extend(s.reasons)
+                    status.reasons.extend(s.reasons)
+                    no_fit_reason = most_severe(no_fit_reason, s.no_fit_reason)
+                max_borrow = max(max_borrow, borrow)
+                candidate = GranularMode(p_mode, borrow)
+                if is_preferred(mode, candidate, cq.spec.fungibility.preference):
+                    mode = candidate
+                if mode.preemption == P_NO_FIT:
+                    # Upstream returns from the ForEach callback: the other resources are still checked
+                    # (and their reasons recorded), only no assignment is kept.
+                    continue
+                assignments[r] = FlavorAssignment(flavor_name, _TO_MODE[p_mode], borrow=borrow)
+            attempts.representative(flavor_name, mode, max_borrow, quota_reasons, no_fit_reason)
+            if self.fungibility_enabled:
+                if not should_try_next_flavor(mode, cq.spec.fungibility.when_can_borrow,
+                                              cq.spec.fungibility.when_can_preempt):
+                    best, best_mode = assignments, mode
+                    break
+                if is_preferred(mode, best_mode, cq.spec.fungibility.preference):
+                    best, best_mode = assignments, mode
+            elif mode.preemption > best_mode.preemption:
+                best, best_mode = assignments, mode
+                if best_mode.preemption == P_FIT:
+                    return best, None, attempts.items
+        if self.fungibility_enabled:
+            for flavor in best.values():
+                flavor.tried_flavor_idx = -1 if attempted == len(group.flavors) - 1 else attempted
+            if best_mode.preemption == P_FIT:
+                return best, None, attempts.items
+        return best, status, attempts.items
+
+    def _check_flavor(self, flavor_name: str, indexes: list[int], podsets: list[dict[str, Any]],
+                      group: ResourceGroup) -> Status:
+        """``checkFlavorForPodSets``: taints, node affinity (on the flavor's own label keys) and TAS."""
+        status = Status()
+        flavor = self.flavors.get(flavor_name)
+        if flavor is None:
+            status.reasons.append(f"flavor {flavor_name} not found")
+            return status
+        label_keys = {k for k, _ in flavor.node_labels}
+        labels = flavor.labels
+        for _index, podset in zip(indexes, podsets, strict=False):
+            if self.tas is not None:
+                message = self.tas.check_podset_and_flavor(self, podset, flavor, group)
+                if message is not None:
+                    status.reasons.append(message)
+                    return status
+            spec = (podset.get("template") or {}).get("spec") or {}
+            tolerations = parse_tolerations(spec) + flavor.tolerations
+            for taint in flavor.node_taints:
+                if taint.effect not in ("NoSchedule", "NoExecute"):
+                    continue
+                if not any(t.tolerates(taint) for t in tolerations):
+                    status.reasons.append(f"untolerated taint {_taint_text(taint)} in flavor {flavor_name}")
+                    return status
+            if not _flavor_selector_matches(spec, label_keys, labels):
+                status.reasons.append(f"flavor {flavor_name} doesn't match node affinity")
+                return status
+        return status
+
+    def _fits_quota(self, fr: FlavorResource, assumed: int, request: int, quota: Quota) -> tuple[int, int, Status | None]:
+        """``fitsResourceQuota``."""
+        node = self.cq.node
+        status = Status(no_fit_reason=names.WAITING_FOR_QUOTA)
+        available = cq_available(node, fr)
+        max_capacity = potential_available(node, fr)
+        value = assumed + request
+        flavor, resource = fr
+        if value > max_capacity:
+            status.reasons.append(fit.EXCEEDS.format(
+                resource=resource, flavor=flavor, assumed=quantity_string(resource, assumed),
+                request=quantity_string(resource, request), capacity=quantity_string(resource, max_capacity)))
+            status.no_fit_reason = names.EXCEEDS_MAX_QUOTA
+            return P_NO_FIT, 0, status
+        borrow, may_reclaim = lowest_subtree_that_fits(node, fr, value)
+        if value <= available:
+            return P_FIT, borrow, None
+        status.reasons.append(
+            f"insufficient unused quota for {resource} in flavor {flavor}, "
+            f"{quantity_string(resource, value - available)} more needed")
+        if quota.nominal >= value or may_reclaim or self._can_preempt_while_borrowing():
+            possibility, borrow_after = self.oracle(self.info, fr, value)
+            mode = _FROM_POSSIBILITY[possibility]
+            if mode != P_NO_FIT:
+                status.no_fit_reason = ""
+            return mode, borrow_after, status
+        return P_NO_FIT, borrow, status
+
+    def _can_preempt_while_borrowing(self) -> bool:
+        preemption = self.cq.spec.preemption
+        return preemption.borrow_within_cohort != names.NEVER or (
+            self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
+
+
+def should_try_next_flavor(mode: GranularMode, when_can_borrow: str, when_can_preempt: str) -> bool:
+    """``shouldTryNextFlavor``."""
+    if mode.preemption in (P_NO_FIT, P_NO_CANDIDATES):
+        return True
+    if mode.is_preempt() and when_can_preempt == names.TRY_NEXT_FLAVOR:
+        return True
+    return mode.borrowing != 0 and when_can_borrow == names.TRY_NEXT_FLAVOR
+
+
+def _flavor_selector_matches(spec: dict[str, Any], allowed: set[str], labels: Mapping[str, str]) -> bool:
+    """``flavorSelector``: the pod's nodeSelector and required node affinity, keeping only the keys the
+    flavor labels (a term left empty matches every flavor), matched against the flavor's labels."""
+    selector = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if k in allowed}
+    affinity = spec.get("affinity")
+    terms = None
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
+    if isinstance(required, dict):
+        kept: list[dict[str, Any]] = []
+        for term in required.get("nodeSelectorTerms") or []:
+            expressions = [e for e in (term.get("matchExpressions") or []) if isinstance(e, dict) and e.get("key") in allowed]
+            if not expressions:
+                kept = []
+                break
+            kept.append({"matchExpressions": expressions})
+        if kept:
+            terms = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": kept}}}
+    compiled = compile_required_node_affinity(selector, terms)
+    return compiled.matches(labels, "")

@@ -1,0 +1,380 @@
+"""Preemption (``pkg/scheduler/preemption``): which admitted workloads to evict for a pending one.
+
+Candidates (``preemption/common/ordering.go`` ``CandidatesOrdering``, first preempted first): workloads
+already being evicted; workloads of other ClusterQueues before the preemptor's own; lower priority
+first; the most recently admitted (QuotaReserved transition) first; UID.
+
+Classic preemption (``classicalPreemptions`` with ``classical/hierarchical_preemption.go``) walks the
+preemptor's ClusterQueue and, when it may reclaim, the Cohort tree: candidates in subtrees the preemptor
+has a hierarchical advantage over (it is closer to the quota they use) are taken regardless of priority;
+others obey ``reclaimWithinCohort`` and ``borrowWithinCohort``. Candidates are removed greedily until the
+preemptor fits (borrowing allowed or not, as the policies decide), then added back in reverse order while
+it still fits (minimisation).
+
+Fair sharing (``fairPreemptions``) picks ClusterQueues by dominant resource share (:mod:`.fairsharing`).
+
+All simulations change the live cache's usage and undo their changes before returning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import FlavorResource, FRQuantities
+from jobsetctl.kueue.engine.quota import (
+    ResourceNode,
+    add_usage_map,
+    cq_available,
+    is_within_nominal,
+    lowest_subtree_that_fits,
+    quantities_fit_in_quota,
+    remove_usage_map,
+)
+from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition, is_evicted
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
+    from jobsetctl.kueue.engine.fairsharing import FairSharing
+
+
+@dataclass(slots=True)
+class Target:
+    info: WorkloadInfo
+    reason: str
+    cluster_queue: str
+
+
+# Preemption variants (hierarchical_preemption.go).
+V_NEVER, V_WITHIN_CQ, V_HIERARCHICAL, V_RECLAIM_NO_BORROW, V_RECLAIM_WHILE_BORROWING = range(5)
+_VARIANT_REASONS = {
+    V_WITHIN_CQ: names.IN_CLUSTER_QUEUE,
+    V_HIERARCHICAL: names.IN_COHORT_RECLAMATION,
+    V_RECLAIM_WHILE_BORROWING: names.IN_COHORT_RECLAIM_WHILE_BORROWING,
+    V_RECLAIM_NO_BORROW: names.IN_COHORT_RECLAMATION,
+}
+
+
+def preemption_message(preemptor: WorkloadInfo, reason: str, preemptor_path: str, preemptee_path: str) -> str:
+    """``preemptionMessage`` (the Evicted and Preempted conditions and the Preempted event)."""
+    job_uid = ((preemptor.obj.get("metadata") or {}).get("labels") or {}).get(names.JOB_UID_LABEL) or "UNKNOWN"
+    return (f"Preempted to accommodate a workload (UID: {preemptor.uid or 'UNKNOWN'}, JobUID: {job_uid}) due to "
+            f"{names.HUMAN_READABLE_PREEMPTION_REASONS.get(reason, 'UNKNOWN')}; preemptor path: {preemptor_path or 'UNKNOWN'}; "
+            f"preemptee path: {preemptee_path or 'UNKNOWN'}")
+
+
+def cq_path(node: ResourceNode) -> str:
+    """``buildCQPath``: ``/root/.../cq``."""
+    parts = [node.name] + [a.name for a in node.ancestors()]
+    return "/" + "/".join(reversed(parts))
+
+
+def satisfies_policy(preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str,
+                     order_ts: Callable[[WorkloadInfo], float]) -> bool:
+    """``SatisfiesPreemptionPolicy``."""
+    lower = preemptor.priority > candidate.priority
+    if policy == names.LOWER_PRIORITY:
+        return lower
+    if policy == names.LOWER_OR_NEWER_EQUAL_PRIORITY:
+        newer_equal = preemptor.priority == candidate.priority and order_ts(preemptor) < order_ts(candidate)
+        return lower or newer_equal
+    return policy == names.ANY
+
+
+def uses_resources(info: WorkloadInfo, frs: Iterable[FlavorResource]) -> bool:
+    """``WorkloadUsesResources``."""
+    wanted = set(frs)
+    for podset in info.podsets:
+        if podset.flavors:
+            for resource, flavor in podset.flavors.items():
+                if (flavor, resource) in wanted:
+                    return True
+    return False
+
+
+class Preemptor:
+    def __init__(self, cache: Cache, *, order_ts: Callable[[WorkloadInfo], float], seconds_of: Callable[[str], float],
+                 now: Callable[[], float], fair_sharing: FairSharing | None = None,
+                 tas_fits: Callable[[WorkloadInfo, Any, ClusterQueueState], bool] | None = None) -> None:
+        self.cache = cache
+        self.order_ts = order_ts
+        self.seconds_of = seconds_of
+        self.now = now
+        self.fair_sharing = fair_sharing
+        #: TAS check of the preemptor's topology requests against the simulated state (None: no TAS).
+        self.tas_fits = tas_fits
+        #: Workloads whose usage the running simulation removed, for nested undo.
+        self._removed: list[WorkloadInfo] = []
+
+    # ---- simulated removal -------------------------------------------------------------------------
+    def remove(self, info: WorkloadInfo) -> None:
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        if state is not None:
+            remove_usage_map(state.node, info.usage())
+            for tas in self.cache._tas_of(state, info):
+                tas.remove_workload(info)
+
+    def add(self, info: WorkloadInfo) -> None:
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        if state is not None:
+            add_usage_map(state.node, info.usage())
+            for tas in self.cache._tas_of(state, info):
+                tas.add_workload(info)
+
+    def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
+        """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
+        membership, so they are no candidates either) until the returned function puts them back."""
+        saved: dict[str, dict[str, WorkloadInfo]] = {}
+        for info in infos:
+            state = self.cache.cluster_queues.get(info.cluster_queue)
+            if state is None or info.key not in state.workloads:
+                continue
+            saved.setdefault(state.name, dict(state.workloads))
+            self.remove(info)
+            del state.workloads[info.key]
+
+        def revert() -> None:
+            for info in infos:
+                state = self.cache.cluster_queues.get(info.cluster_queue)
+                if state is not None and state.name in saved and info.key in saved[state.name]:
+                    self.add(info)
+            for name, workloads in saved.items():
+                state = self.cache.cluster_queues[name]
+                state.workloads.clear()
+                state.workloads.update(workloads)
+        return revert
+
+    # ---- ordering ----------------------------------------------------------------------------------
+    def quota_reservation_time(self, info: WorkloadInfo) -> float:
+        cond = find_condition(info.obj, names.QUOTA_RESERVED)
+        if cond is None or cond.get("status") != "True":
+            return self.now()
+        text = str(cond.get("lastTransitionTime", ""))
+        cached = info._reserved_at
+        if cached is not None and cached[0] == text:
+            return cached[1]
+        value = self.seconds_of(text)
+        info._reserved_at = (text, value)
+        return value
+
+    def candidates_key(self, preemptor_cq: str) -> Callable[[WorkloadInfo], tuple[Any, ...]]:
+        """``CandidatesOrdering`` as a sort key."""
+        def key(info: WorkloadInfo) -> tuple[Any, ...]:
+            return (not is_evicted(info.obj), info.cluster_queue == preemptor_cq, info.priority,
+                    -self.quota_reservation_time(info), info.uid)
+        return key
+
+    # ---- entry points ------------------------------------------------------------------------------
+    def get_targets(self, info: WorkloadInfo, cq: ClusterQueueState, usage: FRQuantities,
+                    frs_need_preemption: set[FlavorResource], tas_requests: Any = None) -> list[Target]:
+        """``GetTargets`` / ``getTargets``: the workloads to evict so that ``info`` fits."""
+        ctx = _Context(info, cq, usage, frs_need_preemption, tas_requests)
+        if self.fair_sharing is not None:
+            return self.fair_sharing.preemptions(self, ctx)
+        return self._classical(ctx)
+
+    def simulate(self, info: WorkloadInfo, cq: ClusterQueueState, fr: FlavorResource, quantity: int) -> tuple[int, int]:
+        """``PreemptionOracle.SimulatePreemption``: (NoCandidates|Preempt|Reclaim, borrowing level after)."""
+        from jobsetctl.kueue.engine.flavors import NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM
+
+        targets = self.get_targets(info, cq, {fr: quantity}, {fr})
+        if not targets:
+            borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
+            return NO_CANDIDATES, borrow
+        for target in targets:
+            self.remove(target.info)
+        borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
+        for target in targets:
+            self.add(target.info)
+        if any(t.info.cluster_queue == cq.name for t in targets):
+            return POSSIBLE_PREEMPT, borrow
+        return POSSIBLE_RECLAIM, borrow
+
+    # ---- fit checks --------------------------------------------------------------------------------
+    def fits(self, ctx: _Context, allow_borrowing: bool) -> bool:
+        """``workloadFits``."""
+        node = ctx.cq.node
+        for fr, value in ctx.usage.items():
+            if not allow_borrowing and node.borrowing_with(fr, value):
+                return False
+            if value > cq_available(node, fr):
+                return False
+        if ctx.tas_requests and self.tas_fits is not None:
+            return self.tas_fits(ctx.info, ctx.tas_requests, ctx.cq)
+        return True
+
+    def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
+        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed."""
+        for i in range(len(targets) - 2, -1, -1):
+            self.add(targets[i].info)
+            if self.fits(ctx, allow_borrowing):
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                self.remove(targets[i].info)
+        return targets
+
+    # ---- classic -----------------------------------------------------------------------------------
+    def _classical(self, ctx: _Context) -> list[Target]:
+        candidates = _CandidateIterator(self, ctx)
+        forbidden = ctx.cq.spec.preemption.borrow_within_cohort == names.NEVER
+        if candidates.no_candidate_from_other_queues or (forbidden and not _queue_under_nominal(ctx)):
+            attempts = [True]
+        elif forbidden and candidates.no_candidate_for_hierarchical_reclaim:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for borrowing in attempts:
+            targets: list[Target] = []
+            candidates.reset()
+            while True:
+                item = candidates.next(borrowing)
+                if item is None:
+                    break
+                candidate, reason = item
+                self.remove(candidate)
+                targets.append(Target(candidate, reason, candidate.cluster_queue))
+                if self.fits(ctx, borrowing):
+                    targets = self.fill_back(ctx, targets, borrowing)
+                    for target in targets:
+                        self.add(target.info)
+                    return targets
+            for target in targets:
+                self.add(target.info)
+        return []
+
+
+@dataclass(slots=True)
+class _Context:
+    info: WorkloadInfo
+    cq: ClusterQueueState
+    usage: FRQuantities
+    frs: set[FlavorResource]
+    tas_requests: Any = None
+
+
+def _queue_under_nominal(ctx: _Context) -> bool:
+    """``queueUnderNominalInResourcesNeedingPreemption``: usage strictly below nominal."""
+    node = ctx.cq.node
+    return all(node.quota(fr).nominal > node.usage.get(fr, 0) for fr in ctx.frs)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    info: WorkloadInfo
+    lca: ResourceNode | None
+    variant: int
+
+
+class _CandidateIterator:
+    """``classical/candidate_generator.go``."""
+
+    def __init__(self, preemptor: Preemptor, ctx: _Context) -> None:
+        self.preemptor = preemptor
+        self.ctx = ctx
+        same_queue = self._same_queue_candidates()
+        hierarchy, priority = self._hierarchical_candidates()
+        key = preemptor.candidates_key(ctx.cq.name)
+        for group in (same_queue, hierarchy, priority):
+            group.sort(key=lambda c: key(c.info))
+        evicted = [c for g in (hierarchy, priority, same_queue) for c in g if is_evicted(c.info.obj)]
+        rest = [c for g in (hierarchy, priority, same_queue) for c in g if not is_evicted(c.info.obj)]
+        self.candidates = evicted + rest
+        self.no_candidate_from_other_queues = not hierarchy and not priority
+        self.no_candidate_for_hierarchical_reclaim = not hierarchy
+        self.index = 0
+
+    def reset(self) -> None:
+        self.index = 0
+
+    def next(self, borrow: bool) -> tuple[WorkloadInfo, str] | None:
+        while self.index < len(self.candidates):
+            candidate = self.candidates[self.index]
+            self.index += 1
+            if self._valid(candidate, borrow):
+                return candidate.info, _VARIANT_REASONS.get(candidate.variant, "Unknown")
+        return None
+
+    def _valid(self, candidate: _Candidate, borrow: bool) -> bool:
+        if candidate.info.cluster_queue == self.ctx.cq.name:
+            return True
+        if borrow and candidate.variant == V_RECLAIM_NO_BORROW:
+            return False
+        state = self.preemptor.cache.cluster_queues.get(candidate.info.cluster_queue)
+        if state is None:
+            return False
+        if is_within_nominal(state.node, self.ctx.frs):
+            return False
+        for node in state.node.ancestors():
+            if node is candidate.lca:
+                break
+            if is_within_nominal(node, self.ctx.frs):
+                return False
+        return True
+
+    def _variant(self, info: WorkloadInfo, advantage: bool) -> int:
+        """``classifyPreemptionVariant``."""
+        ctx = self.ctx
+        if not uses_resources(info, ctx.frs):
+            return V_NEVER
+        preemption = ctx.cq.spec.preemption
+        policy = preemption.within_cluster_queue if info.cluster_queue == ctx.cq.name else preemption.reclaim_within_cohort
+        if not satisfies_policy(ctx.info, info, policy, self.preemptor.order_ts):
+            return V_NEVER
+        if info.cluster_queue == ctx.cq.name:
+            return V_WITHIN_CQ
+        if advantage:
+            return V_HIERARCHICAL
+        if preemption.borrow_within_cohort == names.NEVER:
+            return V_RECLAIM_NO_BORROW
+        threshold = preemption.max_priority_threshold
+        if info.priority >= ctx.info.priority or (threshold is not None and info.priority > threshold):
+            return V_RECLAIM_NO_BORROW
+        return V_RECLAIM_WHILE_BORROWING
+
+    def _from_cq(self, state: ClusterQueueState, lca: ResourceNode | None, advantage: bool) -> list[_Candidate]:
+        out = []
+        for info in state.workloads.values():
+            variant = self._variant(info, advantage)
+            if variant != V_NEVER:
+                out.append(_Candidate(info, lca, variant))
+        return out
+
+    def _same_queue_candidates(self) -> list[_Candidate]:
+        if self.ctx.cq.spec.preemption.within_cluster_queue == names.NEVER:
+            return []
+        return self._from_cq(self.ctx.cq, None, False)
+
+    def _hierarchical_candidates(self) -> tuple[list[_Candidate], list[_Candidate]]:
+        ctx = self.ctx
+        hierarchy: list[_Candidate] = []
+        priority: list[_Candidate] = []
+        if ctx.cq.node.parent is None or ctx.cq.spec.preemption.reclaim_within_cohort == names.NEVER:
+            return hierarchy, priority
+        previous: ResourceNode | None = None
+        advantage, remaining = quantities_fit_in_quota(ctx.cq.node, ctx.usage)
+        for root in ctx.cq.node.ancestors():
+            out = hierarchy if advantage else priority
+            self._collect(root, root, previous, advantage, out)
+            fits, remaining = quantities_fit_in_quota(root, remaining)
+            advantage = advantage or fits
+            previous = root
+        return hierarchy, priority
+
+    def _collect(self, current: ResourceNode, subtree_root: ResourceNode, skip: ResourceNode | None,
+                 advantage: bool, out: list[_Candidate]) -> None:
+        """``collectCandidatesInSubtree``."""
+        for child in current.child_cohorts.values():
+            if child is skip or is_within_nominal(child, self.ctx.frs):
+                continue
+            self._collect(child, subtree_root, skip, advantage, out)
+        for child in current.child_cqs.values():
+            if child is self.ctx.cq.node:
+                continue
+            if not is_within_nominal(child, self.ctx.frs):
+                state = self.preemptor.cache.cluster_queues.get(child.name)
+                if state is not None:
+                    out.extend(self._from_cq(state, subtree_root, advantage))
+

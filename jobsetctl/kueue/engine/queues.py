@@ -1,0 +1,481 @@
+"""The queue manager (``pkg/cache/queue``): pending workloads per ClusterQueue.
+
+Each ClusterQueue keeps an *active* heap ordered by priority (highest first), then queue-order
+timestamp (creation, or the eviction for PodsReady-timeout requeues), then UID; and an *inadmissible*
+set of workloads that failed and wait for something to change. ``heads`` pops one workload per active
+ClusterQueue for a scheduling cycle; the scheduler puts back each one it did not admit
+(``RequeueWorkload``):
+
+* StrictFIFO: back into the heap (except on a namespace mismatch), so the head blocks the queue;
+* BestEffortFIFO: back into the heap only after a failure past nomination or while preemptions it
+  issued complete (it then stays *sticky* at the head); otherwise into the inadmissible set, so the
+  next workload gets its turn. With SchedulingEquivalenceHashing (beta, on) the workloads of the same
+  shape in the heap follow it there (bulk move).
+
+Inadmissible workloads return to their heap when quota may have freed up: a workload of the same
+ClusterQueue or Cohort tree finishes, is evicted or is deleted (``QueueAssociatedInadmissibleWorkloadsAfter``),
+or a ClusterQueue, Cohort or ResourceFlavor changes. Like upstream's requeuer, the move happens one
+``requeueBatchPeriod`` (1 s) after the first notification, once per Cohort tree.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.fakecluster.scheduler.selectors import LabelSelector
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition
+
+#: ``requeueBatchPeriod`` (inadmissible_workloads.go).
+REQUEUE_BATCH_PERIOD = 1.0
+
+# Requeue reasons (cluster_queue.go).
+REASON_GENERIC = ""
+REASON_FAILED_AFTER_NOMINATION = "FailedAfterNomination"
+REASON_NAMESPACE_MISMATCH = "NamespaceMismatch"
+REASON_PENDING_PREEMPTION = "PendingPreemption"
+REASON_PREEMPTION_FAILED = "PreemptionFailed"
+REASON_NO_FIT = "NoFit"
+REASON_PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
+
+
+@dataclass(slots=True)
+class Head:
+    """``queue.Head``: a workload popped for a scheduling cycle, with its ClusterQueue."""
+
+    info: WorkloadInfo
+    cluster_queue: str
+    is_preemptor: bool = False
+
+
+@dataclass(slots=True)
+class PendingClusterQueue:
+    name: str
+    strategy: str
+    namespace_selector: LabelSelector | None
+    #: key -> (heap entry); the heap holds (-priority, timestamp, uid, seq, key) and is cleaned lazily.
+    active: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    infos: dict[str, WorkloadInfo] = field(default_factory=dict)
+    heap: list[tuple[Any, ...]] = field(default_factory=list)
+    inadmissible: dict[str, WorkloadInfo] = field(default_factory=dict)
+    inflight: str | None = None
+    pop_cycle: int = 0
+    queue_inadmissible_cycle: int = -1
+    bulk_moved: dict[str, str] = field(default_factory=dict)
+    #: The workload whose preemptions are in progress: (key, sticky, generation).
+    preemptor: tuple[str, bool, int] | None = None
+    #: Active workloads by scheduling hash (for bulk moves), and each active key's hash.
+    by_hash: dict[str, set[str]] = field(default_factory=dict)
+    hash_of: dict[str, str] = field(default_factory=dict)
+
+    def has(self, key: str) -> bool:
+        return key in self.active or key in self.inadmissible or key == self.inflight
+
+
+class QueueManager:
+    def __init__(self, *, now: Callable[[], float], seconds_of: Callable[[str], float],
+                 pods_ready_eviction_timestamp: bool = True, equivalence_hashing: bool = True,
+                 namespace_labels: Callable[[str], dict[str, str] | None] | None = None) -> None:
+        self.cluster_queues: dict[str, PendingClusterQueue] = {}
+        #: LocalQueue key -> ClusterQueue name.
+        self.local_queues: dict[str, str] = {}
+        #: LocalQueue key -> pending workloads of it (``LocalQueue.items``).
+        self.lq_items: dict[str, dict[str, WorkloadInfo]] = {}
+        #: Workload key -> the LocalQueue key it was assigned to.
+        self.assigned: dict[str, str] = {}
+        self.now = now
+        self.seconds_of = seconds_of
+        self.pods_ready_eviction_timestamp = pods_ready_eviction_timestamp
+        self.equivalence_hashing = equivalence_hashing
+        self.namespace_labels = namespace_labels or (lambda namespace: {})
+        self._seq = itertools.count()
+        #: ClusterQueues whose inadmissible workloads should be retried (see :meth:`notify_retry_inadmissible`).
+        self.requests: set[str] = set()
+        #: Called when a heap gained workloads (the scheduler has work).
+        self.on_broadcast: Callable[[], None] = lambda: None
+
+    # ---- ordering ----------------------------------------------------------------------------------
+    def queue_order_timestamp(self, info: WorkloadInfo) -> float:
+        """``Ordering.GetQueueOrderTimestamp``: the eviction time for PodsReady-timeout (with
+        ``requeuingStrategy.timestamp: Eviction``) and admission-check evictions, else creation."""
+        cond = find_condition(info.obj, names.EVICTED)
+        if cond is not None and cond.get("status") == "True":
+            reason = cond.get("reason")
+            if (reason == names.EVICTED_BY_PODS_READY_TIMEOUT and self.pods_ready_eviction_timestamp) or \
+                    reason == names.EVICTED_BY_ADMISSION_CHECK:
+                return self.seconds_of(str(cond.get("lastTransitionTime", "")))
+        return self.seconds_of(info.creation_ts) if info.creation_ts else 0.0
+
+    def _sort_key(self, info: WorkloadInfo) -> tuple[int, float, str]:
+        key = info._order_key
+        if key is None:
+            key = info._order_key = (-info.priority, self.queue_order_timestamp(info), info.uid)
+        return key
+
+    # ---- queues ------------------------------------------------------------------------------------
+    def add_cluster_queue(self, name: str, strategy: str, selector: LabelSelector | None) -> None:
+        cq = self.cluster_queues.get(name)
+        if cq is None:
+            cq = PendingClusterQueue(name, strategy, selector)
+            self.cluster_queues[name] = cq
+            for lq_key, cq_name in self.local_queues.items():
+                if cq_name == name:
+                    for info in self.lq_items.get(lq_key, {}).values():
+                        self._push_active_if_not_present(cq, info)
+        else:
+            cq.strategy, cq.namespace_selector = strategy, selector
+        self.notify_retry_inadmissible({name})
+        if cq.active:
+            self.on_broadcast()
+
+    def delete_cluster_queue(self, name: str) -> None:
+        self.cluster_queues.pop(name, None)
+
+    def add_or_update_local_queue(self, key: str, cluster_queue: str) -> None:
+        previous = self.local_queues.get(key)
+        self.local_queues[key] = cluster_queue
+        items = self.lq_items.setdefault(key, {})
+        if previous is not None and previous != cluster_queue:
+            old = self.cluster_queues.get(previous)
+            if old is not None:
+                for wl_key in list(items):
+                    self._delete_from_cq(old, wl_key)
+        cq = self.cluster_queues.get(cluster_queue)
+        if cq is not None:
+            added = False
+            for info in items.values():
+                added = self._push_active_if_not_present(cq, info) or added
+            if added:
+                self.on_broadcast()
+
+    def delete_local_queue(self, key: str) -> None:
+        cq = self.cluster_queues.get(self.local_queues.pop(key, ""))
+        for wl_key in list(self.lq_items.pop(key, {})):
+            if cq is not None:
+                self._delete_from_cq(cq, wl_key)
+            self.assigned.pop(wl_key, None)
+
+    def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
+        lq = f"{info.namespace}/{info.queue_name}"
+        return self.local_queues.get(lq)
+
+    def local_queue_exists(self, namespace: str, name: str) -> bool:
+        return f"{namespace}/{name}" in self.local_queues
+
+    # ---- heap primitives ---------------------------------------------------------------------------
+    def _push(self, cq: PendingClusterQueue, info: WorkloadInfo, *, heapify_later: bool = False) -> None:
+        key = info.key
+        entry = (*self._sort_key(info), next(self._seq), key)
+        if key in cq.active:
+            self._remove_active(cq, key)
+        cq.active[key] = entry
+        cq.infos[key] = info
+        if info.scheduling_hash:
+            cq.hash_of[key] = info.scheduling_hash
+            cq.by_hash.setdefault(info.scheduling_hash, set()).add(key)
+        if heapify_later:
+            cq.heap.append(entry)
+        else:
+            heapq.heappush(cq.heap, entry)
+
+    def _push_active_if_not_present(self, cq: PendingClusterQueue, info: WorkloadInfo) -> bool:
+        if info.key == cq.inflight or info.key in cq.inadmissible or info.key in cq.active:
+            return False
+        self._push(cq, info)
+        return True
+
+    def _remove_active(self, cq: PendingClusterQueue, key: str) -> None:
+        if cq.active.pop(key, None) is not None:
+            cq.infos.pop(key, None)
+            digest = cq.hash_of.pop(key, None)
+            if digest is not None:
+                members = cq.by_hash.get(digest)
+                if members is not None:
+                    members.discard(key)
+                    if not members:
+                        del cq.by_hash[digest]
+            # The heap drops removed entries lazily; rebuild it when they outnumber the live ones.
+            if len(cq.heap) > 2 * len(cq.active) + 64:
+                cq.heap = list(cq.active.values())
+                heapq.heapify(cq.heap)
+
+    def _pop(self, cq: PendingClusterQueue) -> WorkloadInfo | None:
+        if cq.preemptor is not None and cq.preemptor[1] and cq.preemptor[0] in cq.active:
+            key = cq.preemptor[0]
+            info = cq.infos[key]
+            self._remove_active(cq, key)
+            return info
+        while cq.heap:
+            entry = heapq.heappop(cq.heap)
+            key = entry[-1]
+            if cq.active.get(key) is entry:
+                info = cq.infos[key]
+                self._remove_active(cq, key)
+                return info
+        return None
+
+    def _move_to_inadmissible(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
+        self._remove_active(cq, info.key)
+        cq.inadmissible[info.key] = info
+
+    def _move_to_active(self, cq: PendingClusterQueue, key: str, *, heapify_later: bool = False) -> bool:
+        info = cq.inadmissible.get(key)
+        if info is None or key in cq.active:
+            return False
+        del cq.inadmissible[key]
+        self._push(cq, info, heapify_later=heapify_later)
+        return True
+
+    def _delete_from_cq(self, cq: PendingClusterQueue, key: str) -> None:
+        cq.inadmissible.pop(key, None)
+        self._remove_active(cq, key)
+        if cq.inflight == key:
+            cq.inflight = None
+        if cq.preemptor is not None and cq.preemptor[0] == key:
+            cq.preemptor = None
+
+    # ---- workloads ---------------------------------------------------------------------------------
+    def backoff_expired(self, info: WorkloadInfo) -> bool:
+        """``backoffWaitingTimeExpired``."""
+        backoff = info._backoff
+        if backoff is None:
+            requeued = find_condition(info.obj, names.REQUEUED)
+            state = (info.obj.get("status") or {}).get("requeueState")
+            requeue_at = state.get("requeueAt") if isinstance(state, dict) else None
+            backoff = info._backoff = (requeued is not None and requeued.get("status") == "False",
+                                       self.seconds_of(str(requeue_at)) if requeue_at else None)
+        if backoff[0]:
+            return False
+        return backoff[1] is None or self.now() >= backoff[1]
+
+    def add_or_update_workload(self, info: WorkloadInfo) -> bool:
+        """``AddOrUpdateWorkload``: a pending, admissible workload enters (or updates in) its queues.
+        Returns False when its LocalQueue or ClusterQueue does not exist."""
+        lq_key = f"{info.namespace}/{info.queue_name}"
+        assigned = self.assigned.get(info.key)
+        if assigned is not None and assigned != lq_key:
+            self.delete_workload(info.key)
+        if lq_key not in self.local_queues:
+            return False
+        previous = self._tracked(info.key)
+        if previous is not None and previous is not info:
+            info.last_assignment = previous.last_assignment
+        self.assigned[info.key] = lq_key
+        self.lq_items.setdefault(lq_key, {})[info.key] = info
+        info.scheduling_hash = info.compute_scheduling_hash() if self.equivalence_hashing else ""
+        cq = self.cluster_queues.get(self.local_queues[lq_key])
+        if cq is None:
+            return False
+        self._push_or_update(cq, info)
+        self.on_broadcast()
+        return True
+
+    def _tracked(self, key: str) -> WorkloadInfo | None:
+        lq_key = self.assigned.get(key)
+        if lq_key is None:
+            return None
+        cq = self.cluster_queues.get(self.local_queues.get(lq_key, ""))
+        if cq is None:
+            return None
+        return cq.infos.get(key) or cq.inadmissible.get(key)
+
+    def _push_or_update(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
+        """``ClusterQueue.PushOrUpdate``."""
+        key = info.key
+        if cq.inflight == key:
+            return
+        old = cq.inadmissible.get(key)
+        if old is not None:
+            if _same_for_queueing(old, info):
+                cq.inadmissible[key] = info
+                return
+            del cq.inadmissible[key]
+        if key not in cq.active and not self.backoff_expired(info):
+            cq.inadmissible[key] = info
+            return
+        if (cq.strategy == names.BEST_EFFORT_FIFO and key not in cq.active and info.scheduling_hash
+                and info.scheduling_hash in cq.bulk_moved):
+            cq.inadmissible[key] = info
+            return
+        self._remove_active(cq, key)
+        self._push(cq, info)
+
+    def delete_workload(self, key: str) -> None:
+        lq_key = self.assigned.get(key)
+        if lq_key is None:
+            return
+        self.lq_items.get(lq_key, {}).pop(key, None)
+        cq = self.cluster_queues.get(self.local_queues.get(lq_key, ""))
+        if cq is not None:
+            self._delete_from_cq(cq, key)
+
+    def forget_workload(self, key: str) -> None:
+        self.delete_workload(key)
+        self.assigned.pop(key, None)
+
+    def heads(self, active: Callable[[str], bool]) -> list[Head]:
+        """``Manager.heads``: one workload per active ClusterQueue, removed from its queues."""
+        out: list[Head] = []
+        for name, cq in self.cluster_queues.items():
+            if not active(name):
+                continue
+            cq.pop_cycle += 1
+            info = self._pop(cq)
+            if info is None:
+                cq.inflight = None
+                continue
+            cq.inflight = info.key
+            info.last_evaluated_generation = info.generation
+            preemptor = cq.preemptor is not None and cq.preemptor[0] == info.key and cq.preemptor[2] == info.generation
+            out.append(Head(info, name, preemptor))
+            lq_key = self.assigned.get(info.key)
+            if lq_key is not None:
+                self.lq_items.get(lq_key, {}).pop(info.key, None)
+        return out
+
+    def requeue_workload(self, info: WorkloadInfo, reason: str, quota_reserved_reason: str,
+                         current: WorkloadInfo | None) -> bool:
+        """``Manager.RequeueWorkload``: put back a head the cycle did not admit. ``current`` is the
+        latest version of the workload (None when it was deleted or is no longer admissible)."""
+        if current is None:
+            lq_key = self.assigned.get(info.key)
+            cq = self.cluster_queues.get(self.local_queues.get(lq_key or "", ""))
+            if cq is not None and cq.inflight == info.key:
+                cq.inflight = None
+            return False
+        if current is not info:
+            current.last_assignment = info.last_assignment
+            current.scheduling_hash = info.scheduling_hash
+            current.last_evaluated_generation = info.last_evaluated_generation
+            info = current
+        lq_key = f"{info.namespace}/{info.queue_name}"
+        cq_name = self.local_queues.get(lq_key)
+        if cq_name is None:
+            return False
+        self.assigned[info.key] = lq_key
+        self.lq_items.setdefault(lq_key, {})[info.key] = info
+        cq = self.cluster_queues.get(cq_name)
+        if cq is None:
+            return False
+        if cq.strategy == names.STRICT_FIFO:
+            immediate = reason != REASON_NAMESPACE_MISMATCH
+        else:
+            immediate = reason in (REASON_FAILED_AFTER_NOMINATION, REASON_PENDING_PREEMPTION,
+                                   REASON_PREEMPTION_FAILED)
+        added = self._requeue_if_not_present(cq, info, immediate, reason, quota_reserved_reason)
+        if added:
+            self.on_broadcast()
+        return added
+
+    def _requeue_if_not_present(self, cq: PendingClusterQueue, info: WorkloadInfo, immediate: bool,
+                                reason: str, quota_reserved_reason: str) -> bool:
+        key = info.key
+        if reason == REASON_PENDING_PREEMPTION:
+            cq.preemptor = (key, cq.strategy == names.BEST_EFFORT_FIFO, info.last_evaluated_generation)
+        if cq.inflight == key:
+            cq.inflight = None
+        pending_flavors = info.last_assignment is not None and info.last_assignment.pending_flavors()
+        if self.backoff_expired(info) and (immediate or cq.queue_inadmissible_cycle >= cq.pop_cycle or pending_flavors):
+            if key in cq.inadmissible:
+                return self._move_to_active(cq, key)
+            return self._push_active_if_not_present(cq, info)
+        if key in cq.inadmissible or key in cq.active:
+            return False
+        cq.inadmissible[key] = info
+        if (self.equivalence_hashing and info.scheduling_hash and cq.strategy == names.BEST_EFFORT_FIFO
+                and reason in (REASON_NO_FIT, REASON_PREEMPTION_NO_CANDIDATES)):
+            cq.bulk_moved[info.scheduling_hash] = quota_reserved_reason or names.PENDING_EVALUATION
+            for other_key in list(cq.by_hash.get(info.scheduling_hash, ())):
+                self._move_to_inadmissible(cq, cq.infos[other_key])
+        return True
+
+    def no_fit_reason(self, info: WorkloadInfo) -> str | None:
+        """``GetNoFitReason``: the reason an equivalent workload was bulk-moved for."""
+        cq = self.cluster_queues.get(self.local_queues.get(f"{info.namespace}/{info.queue_name}", ""))
+        if cq is None or info.key not in cq.inadmissible:
+            return None
+        return cq.bulk_moved.get(cq.inadmissible[info.key].scheduling_hash)
+
+    def clear_preemptor(self, key: str) -> None:
+        lq_key = self.assigned.get(key)
+        candidates = [self.cluster_queues.get(self.local_queues.get(lq_key, ""))] if lq_key is not None else []
+        if not candidates or candidates[0] is None:
+            candidates = list(self.cluster_queues.values())
+        for cq in candidates:
+            if cq is not None and cq.preemptor is not None and cq.preemptor[0] == key:
+                cq.preemptor = None
+
+    # ---- inadmissible requeue ----------------------------------------------------------------------
+    def notify_retry_inadmissible(self, cq_names: Iterable[str]) -> None:
+        """Ask for the inadmissible workloads of these ClusterQueues (and their Cohort trees) to be
+        retried; the owner batches the requests (``requeueBatchPeriod``) and calls
+        :meth:`queue_inadmissible`."""
+        self.requests.update(cq_names)
+
+    def queue_inadmissible(self, cq_names: Iterable[str]) -> int:
+        """``queueInadmissibleWorkloads`` for each ClusterQueue; returns how many moved."""
+        moved = 0
+        for name in cq_names:
+            cq = self.cluster_queues.get(name)
+            if cq is None:
+                continue
+            cq.queue_inadmissible_cycle = cq.pop_cycle
+            cq.bulk_moved.clear()
+            if not cq.inadmissible:
+                continue
+            selector = cq.namespace_selector
+            eligible: dict[str, bool] = {}
+            batch = 0
+            for key, info in list(cq.inadmissible.items()):
+                ok = eligible.get(info.namespace)
+                if ok is None:
+                    labels = self.namespace_labels(info.namespace)
+                    ok = eligible[info.namespace] = labels is not None and selector is not None and selector.matches(labels)
+                if not ok or not self.backoff_expired(info):
+                    continue
+                if self._move_to_active(cq, key, heapify_later=True):
+                    batch += 1
+            if batch:
+                heapq.heapify(cq.heap)
+                moved += batch
+        if moved:
+            self.on_broadcast()
+        return moved
+
+    # ---- inspection --------------------------------------------------------------------------------
+    def pending(self, cq_name: str) -> list[WorkloadInfo]:
+        """Every pending workload of a ClusterQueue (heap, inadmissible, in flight), in queue order."""
+        cq = self.cluster_queues.get(cq_name)
+        if cq is None:
+            return []
+        infos = list(cq.infos.values()) + list(cq.inadmissible.values())
+        return sorted(infos, key=self._sort_key)
+
+    def dump(self) -> dict[str, list[str]]:
+        out = {name: sorted(cq.active) for name, cq in self.cluster_queues.items() if cq.active}
+        return out
+
+    def dump_inadmissible(self) -> dict[str, list[str]]:
+        return {name: sorted(cq.inadmissible) for name, cq in self.cluster_queues.items() if cq.inadmissible}
+
+    def position(self, info: WorkloadInfo) -> tuple[int, int] | None:
+        """Position (1-based) of a pending workload among its ClusterQueue's pending workloads."""
+        cq_name = self.cluster_queue_for(info)
+        if cq_name is None:
+            return None
+        pending = self.pending(cq_name)
+        for index, other in enumerate(pending):
+            if other.key == info.key:
+                return index + 1, len(pending)
+        return None
+
+
+def _same_for_queueing(old: WorkloadInfo, new: WorkloadInfo) -> bool:
+    """``PushOrUpdate``'s test for updating an inadmissible workload in place: nothing that could make
+    it admissible changed (spec, reclaimable pods, Evicted and Requeued conditions), as recorded when
+    each version was read (stored objects change in place)."""
+    return old.queue_signature == new.queue_signature

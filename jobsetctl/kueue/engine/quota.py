@@ -1,0 +1,221 @@
+"""Quotas and usage of ClusterQueues and Cohorts (``pkg/cache/scheduler/resource_node.go``).
+
+Every node (ClusterQueue or Cohort) has its own ``quotas`` (nominal, borrowing and lending limits per
+flavor-resource), a ``subtree_quota`` (its nominal plus what its children lend it) and a ``usage``. A
+ClusterQueue's usage is what its admitted workloads use; a Cohort's usage is what its children use
+beyond the capacity their lending limits keep local. Usage is kept incrementally: admitting a workload
+adds to its ClusterQueue and bubbles the part past the local quota up the tree (``addUsage``), so no
+operation rescans workloads. The tree's subtree quotas are recomputed only when quotas or the tree
+change (``updateCohortTreeResources``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from jobsetctl.kueue.engine.amounts import FlavorResource, FRQuantities
+from jobsetctl.kueue.engine.objects import Quota
+
+NO_QUOTA = Quota()
+
+
+class ResourceNode:
+    """A ClusterQueue or a Cohort in the quota tree."""
+
+    __slots__ = (
+        "child_cohorts",
+        "child_cqs",
+        "fair_weight",
+        "is_cq",
+        "name",
+        "parent",
+        "quotas",
+        "subtree_quota",
+        "usage",
+    )
+
+    def __init__(self, name: str, *, is_cq: bool) -> None:
+        self.name = name
+        self.parent: ResourceNode | None = None
+        self.quotas: dict[FlavorResource, Quota] = {}
+        self.subtree_quota: dict[FlavorResource, int] = {}
+        self.usage: dict[FlavorResource, int] = {}
+        self.fair_weight = 1.0
+        self.is_cq = is_cq
+        #: Children in insertion order (dicts keep it): iteration is deterministic, where upstream's sets
+        #: are not.
+        self.child_cohorts: dict[str, ResourceNode] = {}
+        self.child_cqs: dict[str, ResourceNode] = {}
+
+    def __repr__(self) -> str:
+        return f"<{'ClusterQueue' if self.is_cq else 'Cohort'} {self.name}>"
+
+    # ---- tree ----------------------------------------------------------------------------------------
+    @property
+    def has_parent(self) -> bool:
+        return self.parent is not None
+
+    def root(self) -> ResourceNode:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def ancestors(self) -> Iterator[ResourceNode]:
+        """``PathParentToRoot``: the parent first, the root last."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def child_count(self) -> int:
+        return len(self.child_cohorts) + len(self.child_cqs)
+
+    def subtree_cluster_queues(self) -> list[ResourceNode]:
+        out = list(self.child_cqs.values())
+        for cohort in self.child_cohorts.values():
+            out.extend(cohort.subtree_cluster_queues())
+        return out
+
+    # ---- quota arithmetic ----------------------------------------------------------------------------
+    def quota(self, fr: FlavorResource) -> Quota:
+        return self.quotas.get(fr, NO_QUOTA)
+
+    def local_quota(self, fr: FlavorResource) -> int:
+        """Capacity kept in this subtree by the lending limit (never lent to the parent)."""
+        quota = self.quotas.get(fr)
+        if quota is None or quota.lending_limit is None:
+            return 0
+        return max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit)
+
+    def local_available(self, fr: FlavorResource) -> int:
+        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+
+    def borrowing_with(self, fr: FlavorResource, value: int) -> bool:
+        """ClusterQueue: usage + value above nominal; Cohort: above its subtree quota."""
+        if self.is_cq:
+            return self.quota(fr).nominal < self.usage.get(fr, 0) + value
+        return self.subtree_quota.get(fr, 0) < self.usage.get(fr, 0) + value
+
+    def borrowing(self, fr: FlavorResource) -> bool:
+        return self.borrowing_with(fr, 0)
+
+
+def available(node: ResourceNode, fr: FlavorResource) -> int:
+    """``available``: what remains for ``node``, using local capacity and the parent's (within the
+    borrowing limit). Negative after over-admission."""
+    usage = node.usage.get(fr, 0)
+    if node.parent is None:
+        return node.subtree_quota.get(fr, 0) - usage
+    parent_available = available(node.parent, fr)
+    quota = node.quotas.get(fr)
+    if quota is not None and quota.borrowing_limit is not None:
+        lq = node.local_quota(fr)
+        stored_in_parent = node.subtree_quota.get(fr, 0) - lq
+        used_in_parent = max(0, usage - lq)
+        parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
+    return node.local_available(fr) + parent_available
+
+
+def cq_available(node: ResourceNode, fr: FlavorResource) -> int:
+    """``ClusterQueueSnapshot.Available``: never negative."""
+    return max(0, available(node, fr))
+
+
+def potential_available(node: ResourceNode, fr: FlavorResource) -> int:
+    """``potentialAvailable``: the most this node could use with no usage anywhere."""
+    if node.parent is None:
+        return node.subtree_quota.get(fr, 0)
+    value = node.local_quota(fr) + potential_available(node.parent, fr)
+    quota = node.quotas.get(fr)
+    if quota is not None and quota.borrowing_limit is not None:
+        value = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, value)
+    return value
+
+
+def add_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
+    """``addUsage``: add to the node; the part beyond the local quota also counts in the parent."""
+    while True:
+        local_available = node.local_available(fr)
+        node.usage[fr] = node.usage.get(fr, 0) + value
+        parent = node.parent
+        if parent is None or value <= local_available:
+            return
+        value -= local_available
+        node = parent
+
+
+def remove_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
+    """``removeUsage``: remove from the node and the part it was storing in its parent."""
+    while True:
+        stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
+        node.usage[fr] = node.usage.get(fr, 0) - value
+        parent = node.parent
+        if stored_in_parent <= 0 or parent is None:
+            return
+        value = min(value, stored_in_parent)
+        node = parent
+
+
+def add_usage_map(node: ResourceNode, usage: Mapping[FlavorResource, int]) -> None:
+    for fr, value in usage.items():
+        add_usage(node, fr, value)
+
+
+def remove_usage_map(node: ResourceNode, usage: Mapping[FlavorResource, int]) -> None:
+    for fr, value in usage.items():
+        remove_usage(node, fr, value)
+
+
+def update_tree(root: ResourceNode) -> None:
+    """``updateCohortResourceNode`` from the root: subtree quotas and Cohort usage from the children.
+    ClusterQueue usage is kept as is (it is the sum of its workloads)."""
+    if root.is_cq:
+        root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
+        return
+    root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
+    root.usage = {}
+    for child in list(root.child_cohorts.values()) + list(root.child_cqs.values()):
+        update_tree(child)
+        for fr, child_quota in child.subtree_quota.items():
+            root.subtree_quota[fr] = root.subtree_quota.get(fr, 0) + child_quota - child.local_quota(fr)
+        for fr, child_usage in child.usage.items():
+            root.usage[fr] = root.usage.get(fr, 0) + max(0, child_usage - child.local_quota(fr))
+
+
+def quantities_fit_in_quota(node: ResourceNode, requests: Mapping[FlavorResource, int]) -> tuple[bool, FRQuantities]:
+    """``QuantitiesFitInQuota``: whether the requests fit this node's subtree quota, and what is left to
+    find higher up (the part beyond the node's local capacity)."""
+    fits = True
+    remaining: FRQuantities = {}
+    for fr, value in requests.items():
+        if node.subtree_quota.get(fr, 0) < node.usage.get(fr, 0) + value:
+            fits = False
+        remaining[fr] = max(0, value - node.local_available(fr))
+    return fits, remaining
+
+
+def is_within_nominal(node: ResourceNode, frs: Iterable[FlavorResource]) -> bool:
+    """``IsWithinNominalInResources``: usage at or below the subtree quota for every given resource."""
+    return all(node.subtree_quota.get(fr, 0) >= node.usage.get(fr, 0) for fr in frs)
+
+
+def node_height(node: ResourceNode) -> int:
+    """``getNodeHeight``: distance to the furthest leaf (a Cohort with only ClusterQueues has height 1)."""
+    height = min(node.child_count(), 1)
+    for cohort in node.child_cohorts.values():
+        height = max(height, node_height(cohort) + 1)
+    return height
+
+
+def lowest_subtree_that_fits(cq: ResourceNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
+    """``FindHeightOfLowestSubtreeThatFits``: the height of the lowest subtree fitting ``value`` more of
+    ``fr``, and whether that subtree is smaller than the whole tree."""
+    if not cq.borrowing_with(fr, value) or cq.parent is None:
+        return 0, cq.parent is not None
+    remaining = value - cq.local_available(fr)
+    for node in cq.ancestors():
+        if not node.borrowing_with(fr, remaining):
+            return node_height(node), node.parent is not None
+        remaining -= node.local_available(fr)
+    return node_height(cq.root()), False

@@ -1,0 +1,556 @@
+"""One scheduling cycle (``pkg/scheduler/scheduler.go`` ``schedule``).
+
+1. pop one head per active ClusterQueue (:meth:`QueueManager.heads`);
+2. nominate: find flavors (and preemption targets) for each head (``nominate``, ``getAssignments``,
+   partial admission by ``PodSetReducer``);
+3. order the entries: workloads already holding quota first, then those within nominal quota before
+   borrowing ones, then priority, then FIFO (``classicalIterator``), or the fair-sharing tournament;
+4. process each entry (``processEntry``): NoFit and Preempt-without-targets are requeued; preemptions
+   whose targets overlap another entry's in the cycle are skipped; an entry that no longer fits after
+   earlier admissions is skipped; otherwise preemptions are issued, or the workload is admitted
+   (QuotaReserved, then Admitted when it has no admission checks);
+5. requeue every head that was not admitted, with the Pending condition and event.
+
+Unlike upstream's snapshot, the cycle works on the live cache: usage it reserves only for the cycle
+(a workload waiting for its preemptions, ``DeferredFit``) is recorded in a journal and released when the
+cycle ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import FRQuantities
+from jobsetctl.kueue.engine.flavors import (
+    DEFERRED_FIT,
+    FIT,
+    NO_FIT,
+    PREEMPT,
+    Assignment,
+    FlavorAssigner,
+    format_attempts,
+)
+from jobsetctl.kueue.engine.preemption import Target
+from jobsetctl.kueue.engine.queues import (
+    REASON_FAILED_AFTER_NOMINATION,
+    REASON_GENERIC,
+    REASON_NAMESPACE_MISMATCH,
+    REASON_NO_FIT,
+    REASON_PENDING_PREEMPTION,
+    REASON_PREEMPTION_NO_CANDIDATES,
+    Head,
+)
+from jobsetctl.kueue.engine.quota import add_usage_map, cq_available, remove_usage_map
+from jobsetctl.kueue.engine.workload import WorkloadInfo, admission_checks, has_quota_reservation
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.engine.cache import ClusterQueueState
+    from jobsetctl.kueue.engine.core import Engine
+
+# Entry status.
+NOT_NOMINATED, NOMINATED, SKIPPED, EVICTED, ASSUMED = "", "nominated", "skipped", "evicted", "assumed"
+
+
+@dataclass(slots=True)
+class Entry:
+    head: Head
+    cq: ClusterQueueState | None = None
+    assignment: Assignment = field(default_factory=Assignment)
+    status: str = NOT_NOMINATED
+    inadmissible_msg: str = ""
+    requeue_reason: str = REASON_GENERIC
+    quota_reserved_reason: str = ""
+    targets: list[Target] = field(default_factory=list)
+
+    @property
+    def info(self) -> WorkloadInfo:
+        return self.head.info
+
+
+@dataclass(slots=True)
+class CycleResult:
+    """What one cycle did, for the engine's progress test and for ``--explain``."""
+
+    admitted: list[str] = field(default_factory=list)
+    preempting: list[str] = field(default_factory=list)
+    requeued: dict[str, str] = field(default_factory=dict)
+    progress: bool = False
+
+
+class Scheduler:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.cycle_count = 0
+        #: Usage added only for the running cycle: (ClusterQueue, usage), undone when it ends.
+        self._journal: list[tuple[ClusterQueueState, FRQuantities]] = []
+        #: TAS usage added only for the running cycle: (key, flavors holding it).
+        self._tas_journal: list[tuple[str, list[Any]]] = []
+        #: The cycle's preempted workloads' usage per Cohort root and ClusterQueue node.
+        self._victim_usage: dict[Any, dict[Any, FRQuantities]] = {}
+        #: A cycle blocked by waitForPodsReady.blockAdmission: the entries it has yet to process.
+        self.blocked: list[Entry] | None = None
+
+    # ---- the cycle ---------------------------------------------------------------------------------
+    def schedule(self) -> CycleResult:
+        engine = self.engine
+        result = CycleResult()
+        if self.blocked is not None:
+            if not engine.cache.pods_ready_for_all():
+                return result
+            entries, self.blocked = self.blocked, None
+            self._process_entries(entries, [], result, resumed=True)
+            return result
+        heads = engine.queues.heads(lambda name: engine.cluster_queue_schedulable(name))
+        if not heads:
+            return result
+        self.cycle_count += 1
+        entries, inadmissible = self._nominate(heads)
+        entries = self._order(entries)
+        self._process_entries(entries, inadmissible, result)
+        return result
+
+    def _process_entries(self, entries: list[Entry], inadmissible: list[Entry], result: CycleResult,
+                         resumed: bool = False) -> None:
+        preempted: dict[str, WorkloadInfo] = {}
+        self._victim_usage = {}
+        try:
+            for index, entry in enumerate(entries):
+                blocked = self._process(entry, preempted, result)
+                if blocked:
+                    # waitForPodsReady.blockAdmission: the scheduler waits inside processEntry until every
+                    # admitted workload is ready; the rest of the cycle runs then.
+                    self.blocked = entries[index:]
+                    result.progress = True
+                    for other in inadmissible:
+                        self._requeue_and_update(other, result)
+                    return
+        finally:
+            self._release_journal()
+        for entry in entries:
+            if entry.status not in (ASSUMED, EVICTED):
+                self._requeue_and_update(entry, result)
+        for entry in inadmissible:
+            self._requeue_and_update(entry, result)
+
+    def _release_journal(self) -> None:
+        for cq, usage in reversed(self._journal):
+            remove_usage_map(cq.node, usage)
+        self._journal.clear()
+        for key, flavors in reversed(self._tas_journal):
+            for flavor in flavors:
+                flavor.remove_workload(key)
+        self._tas_journal.clear()
+
+    def _reserve_for_cycle(self, cq: ClusterQueueState, usage: FRQuantities, entry: Entry) -> None:
+        """``cq.AddUsage``: quota (unless the workload already holds it) and TAS usage (``netUsage``)."""
+        if not has_quota_reservation(entry.info.obj):
+            add_usage_map(cq.node, usage)
+            self._journal.append((cq, usage))
+        tas = self.engine.tas
+        if tas is not None:
+            key = f"cycle:{self.cycle_count}:{entry.info.key}"
+            flavors = tas.reserve(key, entry.info, entry.assignment)
+            if flavors:
+                self._tas_journal.append((key, flavors))
+
+    # ---- nominate ----------------------------------------------------------------------------------
+    def _nominate(self, heads: list[Head]) -> tuple[list[Entry], list[Entry]]:
+        engine = self.engine
+        entries: list[Entry] = []
+        inadmissible: list[Entry] = []
+        for head in heads:
+            entry = Entry(head, engine.cache.cluster_queues.get(head.cluster_queue))
+            info = head.info
+            checks = admission_checks(info.obj)
+            if engine.cache.is_added(info.key):
+                continue
+            if any(c.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED) for c in checks):
+                entry.inadmissible_msg = "The workload has failed admission checks"
+                entry.quota_reserved_reason = names.PENDING_EVALUATION
+            elif entry.cq is None:
+                entry.inadmissible_msg = f"ClusterQueue {head.cluster_queue} not found"
+                entry.quota_reserved_reason = names.MISCONFIGURED
+            elif not entry.cq.active or engine.cache.cluster_queue_in_cycle(entry.cq):
+                entry.inadmissible_msg = f"ClusterQueue {head.cluster_queue} is inactive"
+                entry.quota_reserved_reason = names.SUSPENDED
+            elif (error := engine.admissibility_error(info, entry.cq)) is not None:
+                entry.inadmissible_msg = error
+                entry.quota_reserved_reason = names.MISCONFIGURED
+                if error == NAMESPACE_MISMATCH:
+                    entry.requeue_reason = REASON_NAMESPACE_MISMATCH
+            else:
+                entry.assignment, entry.targets = self.get_assignments(info, entry.cq)
+                entry.inadmissible_msg = entry.assignment.message()
+                info.last_assignment = entry.assignment.last_state
+                entries.append(entry)
+                continue
+            inadmissible.append(entry)
+        return entries, inadmissible
+
+    def get_assignments(self, info: WorkloadInfo, cq: ClusterQueueState) -> tuple[Assignment, list[Target]]:
+        """``getAssignments``: the flavor assignment and, when it needs preemption, the targets."""
+        engine = self.engine
+        last = info.last_assignment
+        if last is not None and self._outdated(last, cq, info.scheduling_hash):
+            info.last_assignment = None
+        assigner = FlavorAssigner(info, cq, engine.cache.flavors, engine.oracle(cq),
+                                  fair_sharing=engine.fair is not None,
+                                  fungibility_enabled=engine.settings.gate("FlavorFungibility"),
+                                  scheduling_cycle=self.cycle_count, tas=engine.tas_assigner(cq))
+        full = assigner.assign()
+        mode = full.representative_mode()
+        targets: list[Target] = []
+        if mode == FIT:
+            return full, targets
+        if mode == PREEMPT:
+            targets = engine.targets_for(info, cq, full)
+            if targets:
+                return self._after_tas(info, cq, full, targets)
+        if engine.settings.gate("PartialAdmission") and info.can_be_partially_admitted():
+            found = _reduce(info, lambda counts: self._try_counts(assigner, info, cq, counts))
+            if found is not None:
+                return self._after_tas(info, cq, found[0], found[1])
+        return self._after_tas(info, cq, full, [])
+
+    def _after_tas(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                   targets: list[Target]) -> tuple[Assignment, list[Target]]:
+        tas = self.engine.tas_assigner(cq)
+        if tas is not None:
+            tas.update_assignment_for_preemption(info, cq, assignment, targets)
+        return assignment, targets
+
+    def _try_counts(self, assigner: FlavorAssigner, info: WorkloadInfo, cq: ClusterQueueState,
+                    counts: list[int]) -> tuple[Assignment, list[Target]] | None:
+        assignment = assigner.assign(counts)
+        mode = assignment.representative_mode()
+        if mode == FIT:
+            return assignment, []
+        if mode == PREEMPT:
+            targets = self.engine.targets_for(info, cq, assignment)
+            if targets:
+                return assignment, targets
+        return None
+
+    def _outdated(self, last: Any, cq: ClusterQueueState, scheduling_hash: str = "") -> bool:
+        """``lastAssignmentOutdated`` with FlavorFungibilityPreserveScanProgress (beta, on): a changed
+        workload shape (scheduling hash) starts over, an assignment of this or the previous cycle is kept."""
+        if self.engine.settings.gate("FlavorFungibilityPreserveScanProgress"):
+            if last.scheduling_hash and scheduling_hash and last.scheduling_hash != scheduling_hash:
+                return True
+            if self.cycle_count - last.scheduling_cycle <= 1:
+                return False
+        return cq.generation > last.cluster_queue_generation
+
+    # ---- ordering ----------------------------------------------------------------------------------
+    def _order(self, entries: list[Entry]) -> list[Entry]:
+        engine = self.engine
+        if engine.fair is not None:
+            return engine.fair.order_entries(entries)
+        priority_sorting = engine.settings.gate("PrioritySortingWithinCohort")
+
+        def key(entry: Entry) -> tuple[Any, ...]:
+            info = entry.info
+            return (not has_quota_reservation(info.obj), entry.assignment.borrowing,
+                    -info.priority if priority_sorting else 0, engine.queues.queue_order_timestamp(info))
+        return sorted(entries, key=key)
+
+    # ---- process -----------------------------------------------------------------------------------
+    def _process(self, entry: Entry, preempted: dict[str, WorkloadInfo], result: CycleResult) -> bool:
+        """``processEntry``; returns True when admission blocks on waitForPodsReady."""
+        engine = self.engine
+        cq = entry.cq
+        assert cq is not None
+        info = entry.info
+        usage, fits = self._update_assignment_if_needed(entry, cq, preempted)
+        mode = entry.assignment.representative_mode()
+        if mode == NO_FIT:
+            entry.requeue_reason = REASON_NO_FIT
+            entry.quota_reserved_reason = entry.assignment.no_fit_reason
+            return False
+        if mode == PREEMPT and not entry.targets:
+            entry.requeue_reason = REASON_PREEMPTION_NO_CANDIDATES
+            entry.quota_reserved_reason = names.WAITING_FOR_QUOTA
+            if cq.spec.preemption.reclaim_within_cohort != names.ANY:
+                # reserveCapacityForUnreclaimablePreempt: hold what this ClusterQueue could use so that
+                # lower-priority workloads of another Cohort member do not take it this cycle.
+                self._reserve_for_cycle(cq, self._resources_to_reserve(entry, cq), entry)
+            return False
+        if mode == DEFERRED_FIT:
+            entry.inadmissible_msg = ("Workload has overlapping preemption targets with another workload, "
+                                      "but will fit after these preemptions complete")
+            entry.quota_reserved_reason = names.WAITING_FOR_PREEMPTED_WORKLOADS
+            entry.requeue_reason = REASON_PENDING_PREEMPTION
+            info.last_assignment = None
+            self._reserve_for_cycle(cq, usage, entry)
+            return False
+        if any(t.info.key in preempted for t in entry.targets):
+            self._skip(entry, "Workload has overlapping preemption targets with another workload")
+            entry.quota_reserved_reason = names.WAITING_FOR_QUOTA
+            return False
+        if not fits:
+            self._skip(entry, "Workload no longer fits after processing another workload")
+            entry.quota_reserved_reason = names.WAITING_FOR_QUOTA
+            return False
+        for target in entry.targets:
+            if target.info.key not in preempted:
+                self._note_victim(target.info)
+            preempted[target.info.key] = target.info
+        if mode == PREEMPT:
+            entry.quota_reserved_reason = names.WAITING_FOR_PREEMPTED_WORKLOADS
+            self._reserve_for_cycle(cq, usage, entry)
+            count = engine.issue_preemptions(info, cq, entry.targets)
+            info.last_assignment = None
+            if count:
+                entry.inadmissible_msg += f". Pending the preemption of {count} workload(s)"
+                entry.requeue_reason = REASON_PENDING_PREEMPTION
+            result.preempting.append(info.key)
+            result.progress = True
+            return False
+        if not engine.cache.pods_ready_for_all():
+            engine.wait_for_pods_ready(info)
+            return True
+        entry.status = NOMINATED
+        self._admit(entry, cq)
+        result.admitted.append(info.key)
+        result.progress = True
+        return False
+
+    def _skip(self, entry: Entry, message: str) -> None:
+        """``markSkipped``: with FlavorFungibilityPreserveScanProgress the flavor progress is kept."""
+        entry.status = SKIPPED
+        entry.inadmissible_msg = message
+        if not self.engine.settings.gate("FlavorFungibilityPreserveScanProgress"):
+            entry.info.last_assignment = None
+
+    def _update_assignment_if_needed(self, entry: Entry, cq: ClusterQueueState,
+                                     preempted: dict[str, WorkloadInfo]) -> tuple[FRQuantities, bool]:
+        """``updateAssignmentIfNeeded``: recompute when the targets overlap those of an earlier entry
+        (RecomputeAssignmentUponPreemptionTargetsOverlap) or TAS no longer fits
+        (TASRecomputeAssignmentWithinSchedulingCycle), keeping the nominated flavors."""
+        engine = self.engine
+        usage = dict(entry.assignment.usage)
+        check = self._fits(cq, entry, usage, preempted, entry.targets)
+        overlap = (any(t.info.key in preempted for t in entry.targets)
+                   and engine.settings.gate("RecomputeAssignmentUponPreemptionTargetsOverlap"))
+        tas_recompute = check == FITS_NO_TAS and engine.settings.gate("TASRecomputeAssignmentWithinSchedulingCycle")
+        if not overlap and not tas_recompute:
+            return usage, check == FITS_OK
+        info = entry.info
+        info.last_assignment = None
+        info.nomination_mapping = {
+            p.name: {r: f.name for r, f in p.flavors.items()} for p in entry.assignment.podsets}
+        revert = None
+        if overlap:
+            victims = list(preempted.values())
+            if not cq.tas_flavors:
+                # Quota only: the victims of other Cohort trees change nothing for this one.
+                root = cq.node.root()
+                states = engine.cache.cluster_queues
+                victims = [v for v in victims if (s := states.get(v.cluster_queue)) is not None and s.node.root() is root]
+            revert = engine.preemptor.simulate_removal(victims)
+        try:
+            entry.assignment, entry.targets = self.get_assignments(info, cq)
+        finally:
+            if revert is not None:
+                revert()
+        entry.inadmissible_msg = entry.assignment.message()
+        info.last_assignment = entry.assignment.last_state  # recordAssignment
+        if overlap and entry.assignment.representative_mode() == FIT:
+            entry.assignment.set_representative_mode(DEFERRED_FIT)
+        usage = dict(entry.assignment.usage)
+        check = self._fits(cq, entry, usage, preempted, entry.targets)
+        info.nomination_mapping = None
+        return usage, check == FITS_OK
+
+    def _note_victim(self, info: WorkloadInfo) -> None:
+        """Add a preempted workload's usage to the cycle's totals per ClusterQueue (for :meth:`_fits`)."""
+        state = self.engine.cache.cluster_queues.get(info.cluster_queue)
+        if state is None:
+            return
+        totals = self._victim_usage.setdefault(state.node.root(), {}).setdefault(state.node, {})
+        for fr, value in info.usage().items():
+            totals[fr] = totals.get(fr, 0) + value
+
+    def _fits(self, cq: ClusterQueueState, entry: Entry, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
+              targets: list[Target]) -> int:
+        """``fits``: with the usage of all preemption targets so far removed."""
+        engine = self.engine
+        if not cq.tas_flavors:
+            return self._quota_fits(cq, usage, preempted, targets)
+        victims = dict(preempted)
+        for target in targets:
+            victims[target.info.key] = target.info
+        for victim in victims.values():
+            engine.preemptor.remove(victim)
+        try:
+            for fr, value in usage.items():
+                if cq_available(cq.node, fr) < value:
+                    return FITS_NO_QUOTA
+            tas = engine.tas_assigner(cq)
+            if tas is not None and not tas.fits(entry.info, entry.assignment, cq):
+                return FITS_NO_TAS
+            return FITS_OK
+        finally:
+            for victim in victims.values():
+                engine.preemptor.add(victim)
+
+    def _quota_fits(self, cq: ClusterQueueState, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
+                    targets: list[Target]) -> int:
+        """The quota half of ``fits`` without touching the tree: the victims' usage is removed on paper.
+
+        Removals from one node compose (removing a then b passes ``min(a + b, stored)`` up, as removing
+        a + b at once), so the cycle's victims are kept as totals per ClusterQueue (:meth:`_note_victim`)
+        and each entry costs one pass over the ClusterQueues that lost workloads in its Cohort tree."""
+        root = cq.node.root()
+        totals: dict[Any, FRQuantities] = {node: dict(values) for node, values in
+                                           self._victim_usage.get(root, {}).items()}
+        cache = self.engine.cache
+        for target in targets:
+            if target.info.key in preempted:
+                continue
+            state = cache.cluster_queues.get(target.info.cluster_queue)
+            if state is None or state.node.root() is not root:
+                continue
+            values = totals.setdefault(state.node, {})
+            for fr, value in target.info.usage().items():
+                values[fr] = values.get(fr, 0) + value
+        for fr, value in usage.items():
+            if _virtual_available(cq.node, fr, totals) < value:
+                return FITS_NO_QUOTA
+        return FITS_OK
+
+    def _resources_to_reserve(self, entry: Entry, cq: ClusterQueueState) -> FRQuantities:
+        """``quotaResourcesToReserve`` for a Preempt entry without candidates."""
+        reserved: FRQuantities = {}
+        node = cq.node
+        for fr, value in entry.assignment.usage.items():
+            quota = node.quota(fr)
+            used = node.usage.get(fr, 0)
+            if entry.assignment.borrowing > 0:
+                if quota.borrowing_limit is None:
+                    reserved[fr] = value
+                else:
+                    reserved[fr] = min(value, quota.nominal + quota.borrowing_limit - used)
+            else:
+                reserved[fr] = max(0, min(value, quota.nominal - used))
+        return reserved
+
+    def _admit(self, entry: Entry, cq: ClusterQueueState) -> None:
+        """``admit``: assume the workload in the cache, then write QuotaReserved (and Admitted)."""
+        engine = self.engine
+        admission = {"clusterQueue": cq.name, "podSetAssignments": entry.assignment.to_api()}
+        considered = format_attempts(entry.assignment)
+        entry.status = ASSUMED
+        engine.admit(entry.info, cq, admission, considered)
+
+    # ---- requeue -----------------------------------------------------------------------------------
+    def _requeue_and_update(self, entry: Entry, result: CycleResult) -> None:
+        """``requeueAndUpdate``: back to the queues, and (not nominated or skipped) the Pending condition."""
+        engine = self.engine
+        if entry.status != NOT_NOMINATED and entry.requeue_reason == REASON_GENERIC:
+            entry.requeue_reason = REASON_FAILED_AFTER_NOMINATION
+        moved = engine.requeue(entry.info, entry.requeue_reason, entry.quota_reserved_reason)
+        result.requeued[entry.info.key] = entry.inadmissible_msg
+        if moved == "inadmissible":
+            result.progress = True
+        if entry.status in (NOT_NOMINATED, SKIPPED):
+            reason = entry.quota_reserved_reason or names.PENDING_EVALUATION
+            if not engine.settings.gate("UnadmittedWorkloadsObservability"):
+                reason = "Pending"
+            engine.set_pending(entry.info, reason, entry.inadmissible_msg)
+
+
+FITS_OK, FITS_NO_QUOTA, FITS_NO_TAS = 0, 1, 2
+NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
+
+
+def _reduce(info: WorkloadInfo, fits: Any) -> Any:
+    """``PodSetReducer.Search``: the largest counts between ``count`` and ``minCount`` that fit, by a
+    binary search over the total reduction."""
+    podsets = info.spec_podsets()
+    full: list[int] = []
+    deltas: list[int] = []
+    for podset in podsets:
+        count = podset.get("count", 1)
+        count = count if isinstance(count, int) else 1
+        min_count = podset.get("minCount")
+        min_count = min_count if isinstance(min_count, int) else count
+        full.append(count)
+        deltas.append(count - min_count)
+    total = sum(deltas)
+    if total == 0:
+        return None
+    last_good: int | None = None
+    last_result = None
+
+    def counts_for(i: int) -> list[int]:
+        return [f - (d * i // total) for f, d in zip(full, deltas, strict=False)]
+
+    lo, hi = 0, total + 1
+    while lo < hi:  # sort.Search: the smallest i in [0, total] with fits(i)
+        mid = (lo + hi) // 2
+        found = fits(counts_for(mid))
+        if found is not None:
+            last_good, last_result = mid, found
+            hi = mid
+        else:
+            lo = mid + 1
+    if last_good is not None and lo == last_good:
+        return last_result
+    return None
+
+
+def _virtual_available(node: Any, fr: Any, removed_at: dict[Any, FRQuantities]) -> int:
+    """``ClusterQueueSnapshot.Available`` as if ``removed_at[cq][fr]`` were removed from each ClusterQueue
+    (bubbling up as :func:`~jobsetctl.kueue.engine.quota.remove_usage` would)."""
+    removed: dict[Any, int] = {}
+    pending: dict[Any, int] = {}
+    for cq_node, values in removed_at.items():
+        value = values.get(fr, 0)
+        if value:
+            pending[cq_node] = pending.get(cq_node, 0) + value
+    # bottom-up: a node passes min(removed, what it stored in its parent) up
+    depth: dict[Any, int] = {}
+
+    def depth_of(n: Any) -> int:
+        d = depth.get(n)
+        if d is None:
+            d = depth[n] = _depth(n)
+        return d
+    while pending:
+        deepest = max(pending, key=depth_of)
+        value = pending.pop(deepest)
+        removed[deepest] = removed.get(deepest, 0) + value
+        parent = deepest.parent
+        if parent is None:
+            continue
+        stored = deepest.usage.get(fr, 0) - deepest.local_quota(fr)
+        if stored > 0:
+            pending[parent] = pending.get(parent, 0) + min(removed[deepest], stored)
+
+    def usage_of(n: Any) -> int:
+        return n.usage.get(fr, 0) - removed.get(n, 0)
+
+    def avail(n: Any) -> int:
+        usage = usage_of(n)
+        if n.parent is None:
+            return n.subtree_quota.get(fr, 0) - usage
+        parent_available = avail(n.parent)
+        quota = n.quotas.get(fr)
+        lq = n.local_quota(fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            stored_in_parent = n.subtree_quota.get(fr, 0) - lq
+            used_in_parent = max(0, usage - lq)
+            parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
+        return max(0, lq - usage) + parent_available
+    return max(0, avail(node))
+
+
+def _depth(node: Any) -> int:
+    depth = 0
+    while node.parent is not None:
+        depth += 1
+        node = node.parent
+    return depth

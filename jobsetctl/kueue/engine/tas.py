@@ -1,0 +1,556 @@
+"""Topology-aware scheduling (scheduling.md §2.5; ``pkg/cache/scheduler/tas_flavor_snapshot.go``,
+``tas_topology_tree.go``, ``flavorassigner/tas_flavorassigner.go``, ``controller/tas/topology_ungater.go``).
+
+A TAS flavor (a ResourceFlavor with ``topologyName``) sees the nodes that carry its node labels and
+every level label of its Topology (Ready and schedulable ones). They form a tree of domains, one level
+per Topology level; a leaf is a node when the lowest level is ``kubernetes.io/hostname``. Each leaf's
+free capacity is its allocatable minus the requests of running pods that are not TAS pods; admitted TAS
+workloads add their per-domain usage on top.
+
+Placement of one podset (``findTopologyAssignment``):
+
+1. count how many pods (and slices) of the podset fit each leaf, and sum up the tree;
+2. at the requested level (required / preferred; the top level for slice-only requests, the lowest for
+   unconstrained ones) pick the domain: BestFit (required, preferred) takes the tightest domain that
+   holds everything, LeastFreeCapacity (unconstrained, implied) the first that does in ascending order;
+   if none does, ``required`` fails, ``preferred`` retries one level up, and at the top the domains are
+   taken greedily (BestFit replacing the last one by the tightest that covers the remainder);
+3. descend level by level to the leaves the same way;
+4. the assignment lists the leaves (hostnames only for hostname topologies) in lexicographic order.
+
+Leader/worker podsets (``podSetGroupName``) are placed together, the leader first. Multi-layer slice
+constraints are honoured. Balanced placement (TASBalancedPlacement, alpha and off) and the node
+replacement of failed nodes are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.fakecluster.scheduler.podinfo import Toleration
+from jobsetctl.kube.podspec import pod_requests
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import (
+    PODS,
+    Requests,
+    count_in,
+    requests_from_fractions,
+)
+from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment, from_api, to_api
+from jobsetctl.kueue.engine.tas_placement import Placement
+from jobsetctl.kueue.engine.tas_tree import (
+    Domain,
+    NodeView,
+    PodSetRequest,
+    Tree,
+    explicitly_requests_tas,
+    is_gated,
+    node_view,
+)
+from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
+from jobsetctl.kueue.engine.tas_ungate import ungate
+
+if TYPE_CHECKING:
+    from jobsetctl.fakecluster.apiserver import WatchEvent
+    from jobsetctl.kueue.engine.cache import ClusterQueueState
+    from jobsetctl.kueue.engine.core import Engine
+    from jobsetctl.kueue.engine.flavors import Assignment, FlavorAssigner
+    from jobsetctl.kueue.engine.objects import FlavorSpec, ResourceGroup
+    from jobsetctl.kueue.engine.workload import WorkloadInfo
+
+
+class TASFlavor(Placement):
+    """One TAS flavor: its tree, free capacity, admitted TAS usage, and the placement algorithm."""
+
+    def __init__(self, manager: TASManager, flavor: FlavorSpec, levels: tuple[str, ...]) -> None:
+        self.manager = manager
+        self.flavor = flavor
+        self.name = flavor.name
+        self.topology_name = flavor.topology_name or ""
+        self.levels = levels
+        self.tolerations: tuple[Toleration, ...] = flavor.tolerations
+        self.tree: Tree | None = None
+        self.generation = -1
+        #: Admitted TAS usage per leaf id (requests of the pods, plus one ``pods`` each). With
+        #: TASHandleOverlappingFlavors, flavors whose lowest level is the hostname share one table keyed
+        #: by node, so flavors over the same nodes see each other's usage.
+        self.usage: dict[str, Requests] = manager.node_usage if (
+            levels and levels[-1] == names.HOSTNAME_LABEL and manager.engine.settings.gate("TASHandleOverlappingFlavors")) else {}
+        #: Per workload key: the (leaf id, requests) it added, to remove exactly that.
+        self.workload_usage: dict[str, list[tuple[str, Requests]]] = {}
+        self.states: Any = []
+        self._placement_cache = {}
+
+    # ---- tree and capacity ---------------------------------------------------------------------------
+    def current_tree(self) -> Tree:
+        manager = self.manager
+        if self.tree is None or self.generation != manager.node_generation:
+            labels = self.flavor.labels
+            nodes = [n for n in manager.sorted_nodes() if n.usable
+                     and all(n.labels.get(k) == v for k, v in labels.items())
+                     and all(level in n.labels for level in self.levels)]
+            self.tree = Tree(self.levels, nodes)
+            self.generation = manager.node_generation
+        return self.tree
+
+    def free_capacity(self, leaf: Domain) -> Requests:
+        """Allocatable minus the non-TAS pods on the leaf's nodes."""
+        free = dict(leaf.capacity)
+        tree = self.tree
+        assert tree is not None
+        for node_name, usage in self.manager.non_tas_usage_of(leaf.id, tree):
+            del node_name
+            for name, value in usage.items():
+                free[name] = free.get(name, 0) - value
+        return free
+
+    def remaining(self, leaf: Domain, simulate_empty: bool) -> Requests:
+        free = self.free_capacity(leaf)
+        if simulate_empty:
+            return free
+        for name, value in self.usage.get(leaf.id, {}).items():
+            free[name] = free.get(name, 0) - value
+        return free
+
+    # ---- usage ---------------------------------------------------------------------------------------
+    def add_workload(self, info: WorkloadInfo) -> None:
+        self.remove_workload(info)
+        entries: list[tuple[str, Requests]] = []
+        for podset in info.podsets:
+            if podset.topology_assignment is None or not podset.flavors or self.name not in podset.flavors.values():
+                continue
+            ta = from_api(podset.topology_assignment)
+            if ta is None:
+                continue
+            per_pod = self.manager.full_per_pod(info, podset.name)
+            tree = self.current_tree()
+            for values, count in ta.domains:
+                leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
+                requests = {name: value * count for name, value in per_pod.items()}
+                requests[PODS] = requests.get(PODS, 0) + count
+                entries.append((leaf_id, requests))
+        if not entries:
+            return
+        self.workload_usage[info.key] = entries
+        for leaf_id, requests in entries:
+            usage = self.usage.setdefault(leaf_id, {})
+            for name, value in requests.items():
+                usage[name] = usage.get(name, 0) + value
+        self.manager.touched(entries)
+
+    def remove_workload(self, info: WorkloadInfo | str) -> None:
+        key = info if isinstance(info, str) else info.key
+        entries = self.workload_usage.pop(key, None)
+        if not entries:
+            return
+        for leaf_id, requests in entries:
+            usage = self.usage.setdefault(leaf_id, {})
+            for name, value in requests.items():
+                usage[name] = usage.get(name, 0) - value
+        self.manager.touched(entries)
+
+    def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:
+        """``TASFlavorSnapshot.Fits``: every domain still holds its pods."""
+        tree = self.current_tree()
+        for leaf_id, per_pod, count in domains:
+            leaf = tree.leaves.get(leaf_id)
+            if leaf is None:
+                return False
+            need = dict(per_pod)
+            need[PODS] = need.get(PODS, 0) + 1
+            if count_in(need, self.remaining(leaf, False)) < count:
+                return False
+        return True
+
+
+class TASManager:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.nodes: dict[str, NodeView] = {}
+        self.node_generation = 0
+        self._sorted_nodes: list[NodeView] | None = None
+        #: Non-TAS pods on nodes: pod key -> (node, requests).
+        self.non_tas_pods: dict[str, tuple[str, Requests]] = {}
+        self.non_tas_by_node: dict[str, Requests] = {}
+        self.flavors: dict[str, TASFlavor] = {}
+        #: TAS usage per node shared by the flavors whose lowest topology level is the hostname.
+        self.node_usage: dict[str, Requests] = {}
+        #: Leaf ids whose TAS usage changed, in order; placements cache per-leaf counts and recount only
+        #: the leaves logged since (:meth:`Placement._cached_counts`). ``usage_epoch`` moves when
+        #: everything must be recounted (nodes or non-TAS pods changed, the log was trimmed).
+        self.usage_log: list[str] = []
+        self.usage_epoch = 0
+        self.placement_cache_enabled = True
+        self._per_pod: dict[tuple[str, str], tuple[Any, Requests]] = {}
+
+    # ---- flavors ---------------------------------------------------------------------------------------
+    def on_flavors_changed(self) -> None:
+        cache = self.engine.cache
+        current: dict[str, TASFlavor] = {}
+        for name, flavor in cache.flavors.items():
+            if flavor.topology_name is None or flavor.topology_name not in cache.topologies:
+                continue
+            levels = cache.topologies[flavor.topology_name]
+            existing = self.flavors.get(name)
+            if existing is not None and existing.flavor == flavor and existing.levels == levels:
+                current[name] = existing
+                continue
+            tas = TASFlavor(self, flavor, levels)
+            if existing is not None:
+                tas.workload_usage = existing.workload_usage
+                if tas.usage is not existing.usage:
+                    # The flavor moved between a private usage table and the shared per-node one.
+                    entries = [e for es in existing.workload_usage.values() for e in es]
+                    if existing.usage is self.node_usage:
+                        _apply_usage(self.node_usage, entries, -1)
+                    _apply_usage(tas.usage, entries, 1)
+                else:
+                    tas.usage = existing.usage
+            current[name] = tas
+        self.flavors = current
+        self.usage_epoch += 1
+        for state in cache.cluster_queues.values():
+            self.on_cluster_queue(state)
+
+    def touched(self, entries: Iterable[tuple[str, Any]]) -> None:
+        """TAS usage of these leaves changed (see :attr:`usage_log`)."""
+        log = self.usage_log
+        log.extend(leaf_id for leaf_id, _ in entries)
+        if len(log) > 100_000:
+            log.clear()
+            self.usage_epoch += 1
+
+    def on_cluster_queue(self, state: ClusterQueueState) -> None:
+        state.tas_flavors = {f: self.flavors[f] for f in state.spec.flavors() if f in self.flavors}
+
+    def forget_workload(self, key: str) -> None:
+        for flavor in self.flavors.values():
+            flavor.remove_workload(key)
+
+    def full_per_pod(self, info: WorkloadInfo, podset_name: str) -> Requests:
+        """``NewRequestsFromPodSpec`` of a podset's template (TAS counts the whole pod, not only the
+        resources the ClusterQueue covers)."""
+        for podset in info.spec_podsets():
+            if str(podset.get("name") or "main") == podset_name:
+                spec = _mapping(podset.get("template")).get("spec")
+                hit = self._per_pod.get((info.key, podset_name))
+                if hit is not None and hit[0] is spec:
+                    return hit[1]
+                value = requests_from_fractions(pod_requests(spec))
+                self._per_pod[(info.key, podset_name)] = (spec, value)
+                return value
+        return {}
+
+    # ---- nodes and pods --------------------------------------------------------------------------------
+    def sorted_nodes(self) -> list[NodeView]:
+        if self._sorted_nodes is None:
+            self._sorted_nodes = [self.nodes[n] for n in sorted(self.nodes)]
+        return self._sorted_nodes
+
+    def non_tas_usage_of(self, leaf_id: str, tree: Tree) -> Iterator[tuple[str, Requests]]:
+        if tree.lowest_is_node:
+            usage = self.non_tas_by_node.get(leaf_id)
+            if usage:
+                yield leaf_id, usage
+            return
+        for node_name, domain_id in tree.node_to_domain.items():
+            if domain_id == leaf_id:
+                usage = self.non_tas_by_node.get(node_name)
+                if usage:
+                    yield node_name, usage
+
+    def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        from jobsetctl.fakecluster.apiserver import WatchType
+
+        _, kind, namespace, name = event.key
+        if kind == "Node":
+            if event.type == WatchType.DELETED:
+                self.nodes.pop(name, None)
+            else:
+                view = node_view(event.obj)
+                old = self.nodes.get(name)
+                if old is not None and old == view:
+                    return
+                self.nodes[name] = view
+            self.node_generation += 1
+            self.usage_epoch += 1
+            self._sorted_nodes = None
+            self.engine.request_requeue(self.engine.cache.cluster_queues.keys())
+            return
+        if kind != "Pod":
+            return
+        pod = event.obj
+        key = f"{namespace}/{name}"
+        spec = _mapping(pod.get("spec"))
+        status = _mapping(pod.get("status"))
+        annotations = _mapping(_mapping(pod.get("metadata")).get("annotations"))
+        node_name = spec.get("nodeName")
+        terminated = status.get("phase") in ("Succeeded", "Failed")
+        live = event.type != WatchType.DELETED and node_name and not terminated and not is_tas_pod(annotations)
+        current = (str(node_name), requests_from_fractions(pod_requests(spec))) if live else None
+        previous = self.non_tas_pods.pop(key, None)
+        if previous is not None:
+            usage = self.non_tas_by_node.setdefault(previous[0], {})
+            for res, value in previous[1].items():
+                usage[res] = usage.get(res, 0) - value
+        if previous != current:
+            self.usage_epoch += 1
+        if current is not None:
+            self.non_tas_pods[key] = current
+            usage = self.non_tas_by_node.setdefault(current[0], {})
+            for res, value in current[1].items():
+                usage[res] = usage.get(res, 0) + value
+        if event.type != WatchType.DELETED and names.WORKLOAD_ANNOTATION in annotations and is_gated(spec):
+            yield ("ungate", namespace, str(annotations[names.WORKLOAD_ANNOTATION]))
+
+    def reconcile(self, key: Hashable) -> float | None:
+        if isinstance(key, tuple) and key and key[0] == "ungate":
+            _, namespace, workload = key
+            ungate(self.engine, str(namespace), str(workload))
+        return None
+
+    # ---- scheduler side --------------------------------------------------------------------------------
+    def reserve(self, key: str, info: WorkloadInfo, assignment: Assignment) -> list[TASFlavor]:
+        """``ComputeTASNetUsage`` added to the cycle's view: the TAS usage of an assignment not (yet)
+        admitted, under ``key``; :meth:`TASFlavor.remove_workload` takes it back."""
+        used: list[TASFlavor] = []
+        for psa in assignment.podsets:
+            if psa.topology_assignment is None:
+                continue
+            flavor = next((self.flavors[f.name] for f in psa.flavors.values() if f.name in self.flavors), None)
+            ta = from_api(psa.topology_assignment)
+            if flavor is None or ta is None:
+                continue
+            per_pod = self.full_per_pod(info, psa.name)
+            tree = flavor.current_tree()
+            entries = flavor.workload_usage.setdefault(key, [])
+            added: list[tuple[str, Requests]] = []
+            for values, count in ta.domains:
+                leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
+                requests = {name: value * count for name, value in per_pod.items()}
+                requests[PODS] = requests.get(PODS, 0) + count
+                added.append((leaf_id, requests))
+            entries.extend(added)
+            _apply_usage(flavor.usage, added, 1)
+            self.touched(added)
+            if flavor not in used:
+                used.append(flavor)
+        return used
+
+    def assigner_for(self, cq: ClusterQueueState) -> TASAssigner:
+        return TASAssigner(self)
+
+    def requests_for(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment) -> Any:
+        return TASAssigner(self).workload_requests(info, cq, assignment)
+
+    def preemption_fits(self, info: WorkloadInfo, requests: Any, cq: ClusterQueueState) -> bool:
+        if not requests:
+            return True
+        result = TASAssigner(self).find_all(cq, requests)
+        return all(not reason for _, reason in result.values())
+
+
+def _apply_usage(table: dict[str, Requests], entries: list[tuple[str, Requests]], sign: int) -> None:
+    for leaf_id, requests in entries:
+        usage = table.setdefault(leaf_id, {})
+        for name, value in requests.items():
+            usage[name] = usage.get(name, 0) + sign * value
+
+
+def is_tas_pod(annotations: dict[str, Any]) -> bool:
+    """``utiltas.IsTAS``."""
+    return any(k in annotations for k in (names.PREFERRED_TOPOLOGY_ANNOTATION, names.REQUIRED_TOPOLOGY_ANNOTATION,
+                                          names.SLICE_REQUIRED_TOPOLOGY_ANNOTATION,
+                                          names.UNCONSTRAINED_TOPOLOGY_ANNOTATION))
+
+
+class TASAssigner:
+    """The flavor assigner's TAS side (``tas_flavorassigner.go`` and the TAS parts of ``assignFlavors``)."""
+
+    def __init__(self, manager: TASManager) -> None:
+        self.manager = manager
+
+    def is_tas_only(self, cq: ClusterQueueState) -> bool:
+        return cq.is_tas_only()
+
+    def implied(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
+        return not explicitly_requests_tas(podset) and self.is_tas_only(cq)
+
+    def requested(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
+        return explicitly_requests_tas(podset) or self.is_tas_only(cq)
+
+    def check_podset_and_flavor(self, assigner: FlavorAssigner, podset: dict[str, Any], flavor: FlavorSpec,
+                                group: ResourceGroup) -> str | None:
+        """``checkPodSetAndFlavorMatchForTAS``."""
+        cq = assigner.cq
+        if self.requested(podset, cq):
+            if self.implied(podset, cq):
+                return None
+            if flavor.topology_name is None:
+                spec = _mapping(_mapping(podset.get("template")).get("spec"))
+                requests = requests_from_fractions(pod_requests(spec))
+                if not any(r in group.covered_resources for r in requests):
+                    return None
+                return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+            tas = cq.tas_flavors.get(flavor.name)
+            if tas is None:
+                return f'Flavor "{flavor.name}" information missing in TAS cache'
+            if not tas.has_level(_mapping(podset.get("topologyRequest")) or None):
+                return f'Flavor "{flavor.name}" does not contain the requested level'
+            return None
+        if flavor.topology_name is not None:
+            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+        return None
+
+    def group_flavors_for_empty_podset(self, assigner: FlavorAssigner, index: int, group_flavors: dict[str, Any]) -> dict[str, Any]:
+        podsets = assigner.info.spec_podsets()
+        request = _mapping(podsets[index].get("topologyRequest")) if index < len(podsets) else {}
+        if request.get("podSetGroupName"):
+            return {r: f for r, f in group_flavors.items() if f.name in assigner.cq.tas_flavors}
+        return {}
+
+    def workload_requests(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                          errors: dict[str, str] | None = None) -> dict[str, list[PodSetRequest]]:
+        """``WorkloadsTopologyRequests``: per TAS flavor, the podsets to place."""
+        out: dict[str, list[PodSetRequest]] = {}
+        for _index, podset in enumerate(info.spec_podsets()):
+            if not self.requested(podset, cq):
+                continue
+            name = str(podset.get("name") or "main")
+            psa = assignment.podset(name)
+            if psa is None or psa.status.is_error() or psa.count == 0:
+                continue
+            if psa.topology_assignment is not None:
+                continue
+            if not cq.tas_flavors:
+                if errors is not None:
+                    errors[name] = "workload requires Topology, but there is no TAS cache information"
+                continue
+            tas_flavors = sorted({f.name for f in psa.flavors.values() if f.name in cq.tas_flavors})
+            if not tas_flavors:
+                if errors is not None:
+                    errors[name] = "no TAS flavor assigned"
+                continue
+            if len(tas_flavors) > 1:
+                if errors is not None:
+                    errors[name] = f"more than one TAS flavor assigned: {', '.join(tas_flavors)}"
+                continue
+            request = _mapping(podset.get("topologyRequest"))
+            out.setdefault(tas_flavors[0], []).append(PodSetRequest(
+                podset, name, self.manager.full_per_pod(info, name), psa.count, tas_flavors[0],
+                self.implied(podset, cq), str(request["podSetGroupName"]) if request.get("podSetGroupName") else None))
+        return out
+
+    def find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]], *,
+                 simulate_empty: bool = False) -> dict[str, tuple[TopologyAssignment | None, str]]:
+        """``FindTopologyAssignmentsForWorkload``: flavors in name order."""
+        result: dict[str, tuple[TopologyAssignment | None, str]] = {}
+        assumed: dict[str, Requests] = {}
+        for flavor_name in sorted(requests):
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                continue
+            flavor_assumed = assumed if tas.current_tree().lowest_is_node else {}
+            result.update(tas.find_assignments(requests[flavor_name], simulate_empty=simulate_empty,
+                                               assumed=flavor_assumed))
+        return result
+
+    def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
+        """The TAS step of ``assignFlavors`` once quota is assigned."""
+        from jobsetctl.kueue.engine.flavors import FIT, NO_FIT, PREEMPT
+
+        cq = assigner.cq
+        errors: dict[str, str] = {}
+        requests = self.workload_requests(assigner.info, cq, assignment, errors)
+        for name, error in errors.items():
+            psa = assignment.podset(name)
+            if psa is not None:
+                psa.status.err = error
+                assignment._mode = None
+        flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
+        if assignment.representative_mode() == FIT:
+            result = self.find_all(cq, requests)
+            failure = _failure(result, flavor_of)
+            if failure is not None:
+                psa = assignment.podset(failure[0])
+                if psa is not None:
+                    psa.status.reasons.append(failure[1])
+                assignment.update_mode(failure[0], PREEMPT)
+            else:
+                self._apply(assignment, result)
+        if assignment.representative_mode() == PREEMPT:
+            result = self.find_all(cq, requests, simulate_empty=True)
+            failure = _failure(result, flavor_of)
+            if failure is not None:
+                psa = assignment.podset(failure[0])
+                if psa is not None:
+                    for attempt in psa.attempts:
+                        if attempt.flavor == failure[2]:
+                            attempt.mode = NO_FIT
+                            attempt.no_fit_reason = names.TOPOLOGY_PLACEMENT_FAILED
+                assignment.update_mode(failure[0], NO_FIT)
+            else:
+                for flavor_requests in requests.values():
+                    for request in flavor_requests:
+                        assignment.update_mode(request.name, PREEMPT)
+
+    def _apply(self, assignment: Assignment, result: dict[str, tuple[TopologyAssignment | None, str]]) -> None:
+        by_hostname = self.manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
+        for name, (ta, _) in result.items():
+            psa = assignment.podset(name)
+            if psa is not None:
+                psa.topology_assignment = to_api(ta, by_hostname)
+
+    def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                                         targets: list[Any]) -> None:
+        """``updateAssignmentForTAS``: a Preempt assignment gets the TAS placement it will have after its
+        targets are gone (or, without targets, on an empty cluster, to hold the place)."""
+        from jobsetctl.kueue.engine.flavors import PREEMPT
+
+        if assignment.representative_mode() != PREEMPT:
+            return
+        if not any(explicitly_requests_tas(p) for p in info.spec_podsets()) and not cq.is_tas_only():
+            return
+        requests = self.workload_requests(info, cq, assignment)
+        if targets:
+            preemptor = self.manager.engine.preemptor
+            for target in targets:
+                preemptor.remove(target.info)
+            try:
+                result = self.find_all(cq, requests)
+            finally:
+                for target in targets:
+                    preemptor.add(target.info)
+        else:
+            result = self.find_all(cq, requests, simulate_empty=True)
+        self._apply(assignment, result)
+
+    def fits(self, info: WorkloadInfo, assignment: Assignment, cq: ClusterQueueState) -> bool:
+        """``ClusterQueueSnapshot.Fits`` for the TAS part: each assigned domain still holds its pods."""
+        for psa in assignment.podsets:
+            if psa.topology_assignment is None:
+                continue
+            flavor = next((f.name for f in psa.flavors.values() if f.name in cq.tas_flavors), None)
+            tas = cq.tas_flavors.get(flavor) if flavor else None
+            ta = from_api(psa.topology_assignment)
+            if tas is None or ta is None:
+                continue
+            per_pod = self.manager.full_per_pod(info, psa.name)
+            tree = tas.current_tree()
+            domains = [(values[-1] if tree.lowest_is_node else ",".join(values), per_pod, count)
+                       for values, count in ta.domains]
+            if not tas.fits(domains):
+                return False
+        return True
+
+
+def _failure(result: dict[str, tuple[TopologyAssignment | None, str]],
+             flavor_of: dict[str, str]) -> tuple[str, str, str] | None:
+    for name, (_, reason) in result.items():
+        if reason:
+            return name, reason, flavor_of.get(name, "")
+    return None
+
+
+# ---- the topology ungater --------------------------------------------------------------------------------

@@ -1,0 +1,695 @@
+"""TAS placement of podsets in one flavor's tree (``tas_flavor_snapshot.go``
+``findTopologyAssignment``): the algorithm described in :mod:`jobsetctl.kueue.engine.tas`.
+
+:class:`Placement` is the half of :class:`~jobsetctl.kueue.engine.tas.TASFlavor` that places podsets; the
+flavor supplies its tree, levels and remaining capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.fakecluster.scheduler.podinfo import Toleration, parse_tolerations
+from jobsetctl.fakecluster.scheduler.selectors import compile_required_node_affinity
+from jobsetctl.kueue.engine.amounts import (
+    PODS,
+    Requests,
+    count_in,
+    count_in_with_limiting,
+)
+from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
+from jobsetctl.kueue.engine.tas_tree import (
+    _SCHEDULING_EFFECTS,
+    MAX_INT32,
+    Domain,
+    DomainState,
+    PodSetRequest,
+    Stats,
+    Tree,
+    slice_constraints,
+)
+from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
+
+if TYPE_CHECKING:
+    pass
+
+
+class Placement:
+    manager: Any
+    tolerations: tuple[Toleration, ...]
+    levels: tuple[str, ...]
+    #: Per-domain counts of the placement in progress: a list while phase 1 fills it, then a
+    #: :class:`_StateOverlay` over it.
+    states: Any
+    name: str
+    topology_name: str
+
+    _placement_cache: dict[Any, _CacheEntry]
+
+    def current_tree(self) -> Tree:
+        raise NotImplementedError
+
+    def remaining(self, leaf: Domain, simulate_empty: bool) -> Requests:
+        raise NotImplementedError
+
+    # ---- placement -------------------------------------------------------------------------------------
+    def find_assignments(self, requests: list[PodSetRequest], *, simulate_empty: bool = False,
+                         assumed: dict[str, Requests] | None = None) -> dict[str, tuple[TopologyAssignment | None, str]]:
+        """``FindTopologyAssignmentsForFlavor``: per podset, the assignment or the failure reason."""
+        result: dict[str, tuple[TopologyAssignment | None, str]] = {}
+        assumed = {} if assumed is None else assumed
+        groups: dict[str, list[PodSetRequest]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(request.group if request.group is not None else str(index), []).append(request)
+        for members in groups.values():
+            leader: PodSetRequest | None = None
+            workers = members[0]
+            if len(members) > 1:
+                leader = members[1]
+                if leader.count > workers.count:
+                    leader, workers = members[0], members[1]
+            assignments, reason = self._find(workers, leader, assumed, simulate_empty)
+            for member in members:
+                result[member.name] = (assignments.get(member.name), reason)
+            if reason:
+                return result
+            for member in members:
+                assignment = assignments.get(member.name)
+                if assignment is None:
+                    continue
+                tree = self.current_tree()
+                for values, count in assignment.domains:
+                    leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
+                    usage = assumed.setdefault(leaf_id, {})
+                    for name, value in member.per_pod.items():
+                        usage[name] = usage.get(name, 0) + value * count
+                    usage[PODS] = usage.get(PODS, 0) + count
+        return result
+
+    def level_index(self, key: str) -> int | None:
+        try:
+            return self.levels.index(key)
+        except ValueError:
+            return None
+
+    def has_level(self, request: dict[str, Any] | None) -> bool:
+        """``HasLevel``."""
+        main = self._level_key(request)
+        if main is None:
+            return False
+        layers = slice_constraints(request)
+        slice_key = layers[0][0] if layers else self.levels[-1]
+        if self.level_index(main) is None or self.level_index(slice_key) is None:
+            return False
+        return all(self.level_index(topology) is not None for topology, _ in layers)
+
+    def _level_key(self, request: dict[str, Any] | None) -> str | None:
+        """``levelKey``."""
+        if not request:
+            return None
+        if request.get("required") is not None:
+            return str(request["required"])
+        if request.get("preferred") is not None:
+            return str(request["preferred"])
+        if slice_constraints(request):
+            return self.levels[0]
+        if request.get("unconstrained") is True:
+            return self.levels[-1]
+        return None
+
+    def _find(self, workers: PodSetRequest, leader: PodSetRequest | None, assumed: dict[str, Requests],
+              simulate_empty: bool) -> tuple[dict[str, TopologyAssignment], str]:
+        """``findTopologyAssignment``."""
+        request = _mapping(workers.podset.get("topologyRequest")) or None
+        tree = self.current_tree()
+        per_pod = dict(workers.per_pod)
+        per_pod[PODS] = per_pod.get(PODS, 0) + 1
+        leader_pod: Requests | None = None
+        leader_count = 0
+        if leader is not None:
+            leader_pod = dict(leader.per_pod)
+            leader_pod[PODS] = leader_pod.get(PODS, 0) + 1
+            leader_count = 1
+        layers = slice_constraints(request)
+        slice_size = 1
+        if layers:
+            slice_size = layers[0][1]
+            if slice_size <= 0:
+                return {}, "slice topology requested, but slice size not provided"
+        required = bool(request) and request.get("required") is not None  # type: ignore[union-attr]
+        unconstrained = (bool(request) and request.get("unconstrained") is True) or workers.implied or (  # type: ignore[union-attr]
+            bool(layers) and request.get("required") is None and request.get("preferred") is None)  # type: ignore[union-attr]
+        key = self._level_key(request)
+        if key is None and workers.implied:
+            key = self.levels[-1]
+        if key is None:
+            return {}, "topology level not specified"
+        level_idx = self.level_index(key)
+        if level_idx is None:
+            return {}, f"no requested topology level: {key}"
+        slice_key = layers[0][0] if layers else self.levels[-1]
+        slice_idx = self.level_index(slice_key)
+        if slice_idx is None:
+            return {}, f"no requested topology level for slices: {slice_key}"
+        if level_idx > slice_idx:
+            return {}, f"podset slice topology {slice_key} is above the podset topology {key}"
+        size_at_level: dict[int, int] = {}
+        previous_size, previous_idx = slice_size, slice_idx
+        for topology, size in layers[1:]:
+            inner = self.level_index(topology)
+            if inner is None:
+                return {}, f"no requested topology level for additional slice layer: {topology}"
+            if inner <= previous_idx:
+                return {}, f"additional slice layer topology {topology} must be at a lower level than {self.levels[previous_idx]}"
+            if size <= 0 or previous_size % size != 0:
+                return {}, f"additional slice layer size {size} must evenly divide parent layer size {previous_size}"
+            for lvl in range(previous_idx + 1, inner + 1):
+                size_at_level[lvl] = size
+            previous_size, previous_idx = size, inner
+
+        spec = _mapping(_mapping(workers.podset.get("template")).get("spec"))
+        tolerations = parse_tolerations(spec) + self.tolerations
+        selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector")).items()} if tree.lowest_is_node else {}
+        affinity = compile_required_node_affinity({}, spec.get("affinity"))
+
+        # phase 1: counts per leaf, then up the tree
+        if leader_pod is None and not assumed and self.manager.placement_cache_enabled:
+            stats = self._cached_counts(tree, per_pod, spec, tolerations, selector, affinity, simulate_empty,
+                                        slice_size, slice_idx, size_at_level)
+        else:
+            self.states = [DomainState() for _ in range(tree.count)]
+            stats = Stats()
+            for leaf in tree.leaf_list:
+                self._count_leaf(leaf, stats, tolerations, selector, affinity, per_pod, leader_pod, assumed,
+                                 simulate_empty)
+            for root in tree.roots.values():
+                self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
+            self.states = _StateOverlay(self.states)
+
+        # phase 2a: the level and the domains that hold everything
+        fit_level, fit, reason = self._find_level(level_idx, workers.count, slice_size, leader_count, required,
+                                                  unconstrained, layers, stats)
+        if reason:
+            return {}, reason
+        # phase 2b: down to the leaves
+        fit = self._minimum(fit, workers.count, leader_count, slice_size, unconstrained, True)
+        current = fit_level
+        while current < min(len(tree.per_level) - 1, slice_idx):
+            lower = self._sorted([c for d in fit for c in d.children], unconstrained)
+            fit = self._minimum(lower, workers.count, leader_count, slice_size, unconstrained, True)
+            current += 1
+        while current < len(tree.per_level) - 1:
+            size_on_level = slice_size
+            if current >= slice_idx:
+                size_on_level = size_at_level.get(current + 1, 1)
+            new_fit: list[Domain] = []
+            for domain in fit:
+                children = self._sorted(domain.children, unconstrained)
+                if size_on_level > 1:
+                    for child in children:
+                        state = self.states[child.idx]
+                        state.slice_count = state.pod_count // size_on_level
+                        state.slice_count_with_leader = state.pod_count_with_leader // size_on_level
+                state = self.states[domain.idx]
+                new_fit.extend(self._minimum(children, state.pod_count, state.leader_count, size_on_level,
+                                             unconstrained, size_on_level > 1))
+            fit = new_fit
+            current += 1
+        out: dict[str, TopologyAssignment] = {}
+        if leader is not None:
+            leader_domains: list[tuple[Domain, int]] = []
+            worker_domains: list[Domain] = []
+            for domain in fit:
+                state = self.states[domain.idx]
+                if state.leader_count > 0:
+                    leader_domains.append((domain, state.leader_count))
+                if state.pod_count > 0:
+                    worker_domains.append(domain)
+            out[leader.name] = self._build([(d, c) for d, c in leader_domains])
+            fit = worker_domains
+        out[workers.name] = self._build([(d, self.states[d.idx].pod_count) for d in fit])
+        return out, ""
+
+    def _fill(self, domain: Domain, slice_size: int, slice_idx: int, level: int, size_at_level: dict[int, int],
+              leader_required: bool) -> None:
+        """``fillInCountsHelper``."""
+        if not domain.children:
+            if level == slice_idx:
+                state = self.states[domain.idx]
+                state.slice_count = state.pod_count // slice_size
+                state.slice_count_with_leader = state.pod_count_with_leader // slice_size
+            return
+        for child in domain.children:
+            self._fill(child, slice_size, slice_idx, level + 1, size_at_level, leader_required)
+        self._combine(domain, slice_size, slice_idx, level, size_at_level, leader_required)
+
+    def _combine(self, domain: Domain, slice_size: int, slice_idx: int, level: int, size_at_level: dict[int, int],
+                 leader_required: bool) -> None:
+        """One inner domain of ``fillInCountsHelper``, from its children's counts."""
+        states = self.states
+        state = states[domain.idx]
+        children_capacity = slice_capacity = 0
+        contributor = False
+        min_pod_diff = min_slice_diff = MAX_INT32
+        leader_count = 0
+        inner = size_at_level.get(level + 1)
+        for child in domain.children:
+            child_state = states[child.idx]
+            pods = child_state.pod_count
+            pods_leader = child_state.pod_count_with_leader
+            if inner:
+                pods = (pods // inner) * inner
+                pods_leader = (pods_leader // inner) * inner
+            children_capacity += pods
+            slice_capacity += child_state.slice_count
+            if not leader_required or child_state.leader_count > 0:
+                contributor = True
+                if pods - pods_leader < min_pod_diff:
+                    min_pod_diff = pods - pods_leader
+                diff = child_state.slice_count - child_state.slice_count_with_leader
+                if diff < min_slice_diff:
+                    min_slice_diff = diff
+            if child_state.leader_count > leader_count:
+                leader_count = child_state.leader_count
+        state.pod_count = children_capacity
+        slice_with_leader = 0
+        if contributor:
+            state.pod_count_with_leader = children_capacity - min_pod_diff
+            slice_with_leader = slice_capacity - min_slice_diff
+        else:
+            state.pod_count_with_leader = 0
+        state.leader_count = leader_count
+        if level == slice_idx:
+            slice_capacity = state.pod_count // slice_size
+            slice_with_leader = state.pod_count_with_leader // slice_size
+        state.slice_count = slice_capacity
+        state.slice_count_with_leader = slice_with_leader
+
+    def _exclusion(self, leaf: Domain, tolerations: Any, selector: dict[str, str], affinity: Any) -> str | None:
+        """Why a leaf's node cannot take the podset at all (a taint, nodeSelector, affinity), or None."""
+        node = leaf.node
+        if node is None:
+            return None
+        blocking = next((t for t in node.taints if t.effect in _SCHEDULING_EFFECTS
+                         and not any(tol.tolerates(t) for tol in tolerations)), None)
+        if blocking is not None:
+            return "taint:" + (f"{blocking.key}={blocking.value}:{blocking.effect}" if blocking.value else
+                               f"{blocking.key}:{blocking.effect}")
+        if any(node.labels.get(k) != v for k, v in selector.items()):
+            return "selector"
+        if affinity.terms is not None and not affinity.matches(node.labels, node.name):
+            return "affinity"
+        return None
+
+    def _count_leaf(self, leaf: Domain, stats: Stats, tolerations: Any, selector: dict[str, str], affinity: Any,
+                    per_pod: Requests, leader_pod: Requests | None, assumed: dict[str, Requests],
+                    simulate_empty: bool) -> None:
+        stats.total += 1
+        excluded = self._exclusion(leaf, tolerations, selector, affinity)
+        if excluded is not None:
+            _count_exclusion(stats, excluded)
+            return
+        remaining = self.remaining(leaf, simulate_empty)
+        extra = assumed.get(leaf.id)
+        if extra:
+            for name, value in extra.items():
+                remaining[name] = remaining.get(name, 0) - value
+        state = self.states[leaf.idx]
+        state.pod_count, limiting = count_in_with_limiting(per_pod, remaining)
+        if state.pod_count == 0 and limiting:
+            stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
+        state.leader_count = 0
+        if leader_pod is not None and count_in(leader_pod, remaining) > 0:
+            state.leader_count = 1
+            for name, value in leader_pod.items():
+                remaining[name] = remaining.get(name, 0) - value
+            state.pod_count_with_leader = count_in(per_pod, remaining)
+        else:
+            state.pod_count_with_leader = state.pod_count
+
+    def _cached_counts(self, tree: Tree, per_pod: Requests, spec: dict[str, Any], tolerations: Any,
+                       selector: dict[str, str], affinity: Any, simulate_empty: bool, slice_size: int,
+                       slice_idx: int, size_at_level: dict[int, int]) -> Stats:
+        """Phase 1 from a cache kept per podset shape: only the leaves whose usage changed since the last
+        placement of the same shape are counted again, and only their ancestors refilled. Phase 2 works on
+        copies of the states it touches (:class:`_StateOverlay`)."""
+        manager = self.manager
+        key = (tuple(sorted(per_pod.items())), simulate_empty, repr(spec.get("tolerations")),
+               tuple(sorted(selector.items())), repr(spec.get("affinity")), slice_size, slice_idx,
+               tuple(sorted(size_at_level.items())))
+        entry = self._placement_cache.get(key)
+        log = manager.usage_log
+        if entry is None or entry.tree is not tree or entry.epoch != manager.usage_epoch:
+            states = [DomainState() for _ in range(tree.count)]
+            self.states = states
+            stats = Stats()
+            limiting_of: list[str | None] = [None] * len(tree.leaf_list)
+            excluded_of: list[bool] = [False] * len(tree.leaf_list)
+            for leaf in tree.leaf_list:
+                stats.total += 1
+                excluded = self._exclusion(leaf, tolerations, selector, affinity)
+                if excluded is not None:
+                    _count_exclusion(stats, excluded)
+                    excluded_of[leaf.leaf_idx] = True
+                    continue
+                limiting_of[leaf.leaf_idx] = self._count_cached_leaf(leaf, states, stats, per_pod, simulate_empty)
+            for root in tree.roots.values():
+                self._fill(root, slice_size, slice_idx, 0, size_at_level, False)
+            entry = _CacheEntry(tree, manager.usage_epoch, len(log), states, stats, limiting_of, excluded_of)
+            if len(self._placement_cache) > 64:
+                self._placement_cache.clear()
+            self._placement_cache[key] = entry
+        elif entry.log_pos < len(log):
+            states = entry.states
+            self.states = states
+            stats = entry.stats
+            dirty = set(log[entry.log_pos:])
+            entry.log_pos = len(log)
+            by_level: dict[int, set[Domain]] = {}
+            for leaf_id in dirty:
+                changed = tree.leaves.get(leaf_id)
+                if changed is None or entry.excluded[changed.leaf_idx]:
+                    continue
+                previous = entry.limiting[changed.leaf_idx]
+                if previous is not None:
+                    stats.resources[previous] -= 1
+                    if not stats.resources[previous]:
+                        del stats.resources[previous]
+                entry.limiting[changed.leaf_idx] = self._count_cached_leaf(changed, states, stats, per_pod, simulate_empty)
+                level = len(changed.values) - 1
+                if level == slice_idx:
+                    state = states[changed.idx]
+                    state.slice_count = state.pod_count // slice_size
+                    state.slice_count_with_leader = state.pod_count_with_leader // slice_size
+                parent = changed.parent
+                while parent is not None:
+                    by_level.setdefault(len(parent.values) - 1, set()).add(parent)
+                    parent = parent.parent
+            for level in sorted(by_level, reverse=True):
+                for domain in by_level[level]:
+                    self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
+        self.states = _StateOverlay(entry.states)
+        return Stats(entry.stats.total, entry.stats.node_selector, entry.stats.affinity, entry.stats.topology_domain,
+                     dict(entry.stats.taints), dict(entry.stats.resources))
+
+    def _count_cached_leaf(self, leaf: Domain, states: list[DomainState], stats: Stats, per_pod: Requests,
+                           simulate_empty: bool) -> str | None:
+        remaining = self.remaining(leaf, simulate_empty)
+        state = states[leaf.idx]
+        count, limiting = count_in_with_limiting(per_pod, remaining)
+        state.pod_count = state.pod_count_with_leader = count
+        state.leader_count = 0
+        if count == 0 and limiting:
+            stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
+            return limiting
+        return None
+
+    def _least_free(self, unconstrained: bool) -> bool:
+        return unconstrained and self.manager.engine.settings.gate("TASProfileMixed")
+
+    def _sorted(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
+        """``sortedDomains``: BestFit slices desc, LeastFreeCapacity slices asc; then pods asc; values."""
+        peek = self.states.peek
+        ascending = self._least_free(unconstrained)
+        return sorted(domains, key=lambda d: (peek(d.idx).slice_count if ascending else -peek(d.idx).slice_count,
+                                              peek(d.idx).pod_count, self._value_key(d)))
+
+    def _sorted_with_leader(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
+        peek = self.states.peek
+        ascending = self._least_free(unconstrained)
+        return sorted(domains, key=lambda d: (
+            -peek(d.idx).leader_count,
+            peek(d.idx).slice_count_with_leader if ascending else -peek(d.idx).slice_count_with_leader,
+            peek(d.idx).pod_count_with_leader, self._value_key(d)))
+
+    def _value_key(self, domain: Domain) -> Any:
+        return domain.values
+
+    def _best_fit(self, domains: list[Domain], needed: int, leader_count: int, slices: bool) -> Domain:
+        """``findBestFitDomainBy``: the first domain with the smallest count that is enough."""
+        peek = self.states.peek
+
+        def count_of(d: Domain) -> int:
+            state = peek(d.idx)
+            if slices:
+                return state.slice_count_with_leader if leader_count > 0 else state.slice_count
+            return state.pod_count_with_leader if leader_count > 0 else state.pod_count
+        best = domains[0]
+        best_count = MAX_INT32
+        found = False
+        for domain in domains:
+            if peek(domain.idx).leader_count < leader_count:
+                continue
+            count = count_of(domain)
+            if needed <= count < best_count:
+                best, best_count, found = domain, count, True
+        return best if found else domains[0]
+
+    def _find_level(self, level_idx: int, count: int, slice_size: int, leader_count: int, required: bool,
+                    unconstrained: bool, layers: list[tuple[str, int]], stats: Stats) -> tuple[int, list[Domain], str]:
+        """``findLevelWithFitDomains``."""
+        tree = self.current_tree()
+        peek = self.states.peek
+        domains = list(tree.per_level[level_idx].values())
+        if not domains:
+            return 0, [], f"no topology domains at level: {self.levels[level_idx]}"
+        ordered = self._sorted_with_leader(domains, unconstrained)
+        top = ordered[0]
+        slice_count = count // slice_size
+        best_fit = not self._least_free(unconstrained)
+
+        def not_fit(fit_count: int, total: int) -> str:
+            if len(layers) > 1:
+                return self._multi_layer_message(level_idx, count, layers, stats)
+            return self._not_fit_message(fit_count, total, slice_size, stats)
+
+        if best_fit and peek(top.idx).slice_count_with_leader >= slice_count and peek(top.idx).leader_count >= leader_count:
+            top = self._best_fit(ordered, slice_count, leader_count, True)
+        if not best_fit:
+            for candidate in ordered:
+                state = peek(candidate.idx)
+                capacity = state.slice_count
+                if leader_count > 0:
+                    if state.leader_count < leader_count:
+                        continue
+                    capacity = state.slice_count_with_leader
+                if capacity >= slice_count:
+                    return level_idx, [candidate], ""
+            if required:
+                return 0, [], not_fit(peek(ordered[-1].idx).pod_count, slice_count)
+        if peek(top.idx).slice_count_with_leader < slice_count or peek(top.idx).leader_count < leader_count:
+            if required:
+                return 0, [], not_fit(peek(top.idx).slice_count, slice_count)
+            if level_idx > 0 and not unconstrained:
+                return self._find_level(level_idx - 1, count, slice_size, leader_count, required, unconstrained,
+                                        layers, stats)
+            results: list[Domain] = []
+            remaining = slice_count
+            remaining_leaders = leader_count
+            ordered = self._prioritize_leader(ordered, count, leader_count, slice_size, True)
+            idx = 0
+            while remaining_leaders > 0 and idx < len(ordered) and peek(ordered[idx].idx).leader_count > 0:
+                domain = ordered[idx]
+                if best_fit and peek(domain.idx).slice_count_with_leader >= remaining:
+                    domain = self._best_fit(ordered[idx:], remaining, remaining_leaders, True)
+                results.append(domain)
+                remaining_leaders -= peek(domain.idx).leader_count
+                remaining -= peek(domain.idx).slice_count_with_leader
+                idx += 1
+            if remaining_leaders > 0:
+                return 0, [], not_fit(leader_count - remaining_leaders, slice_count)
+            rest = self._sorted(ordered[idx:], unconstrained)
+            i = 0
+            while remaining > 0 and i < len(rest):
+                domain = rest[i]
+                if best_fit and peek(domain.idx).slice_count >= remaining:
+                    domain = self._best_fit(rest[i:], remaining, 0, True)
+                results.append(domain)
+                remaining -= peek(domain.idx).slice_count
+                i += 1
+            if remaining > 0:
+                return 0, [], not_fit(slice_count - remaining, slice_count)
+            return level_idx, results, ""
+        return level_idx, [top], ""
+
+    def _prioritize_leader(self, domains: list[Domain], count: int, leader_count: int, slice_size: int,
+                           slices: bool) -> list[Domain]:
+        """``prioritizeLeaderDomain``."""
+        if leader_count == 0 or len(domains) < 2:
+            return domains
+        peek = self.states.peek
+        required = count // slice_size if slices else count
+        available = sum(peek(d.idx).slice_count if slices else peek(d.idx).pod_count for d in domains)
+        for i, domain in enumerate(domains):
+            state = peek(domain.idx)
+            if state.leader_count < leader_count:
+                continue
+            penalty = (state.slice_count - state.slice_count_with_leader) if slices else \
+                (state.pod_count - state.pod_count_with_leader)
+            if available - penalty < required:
+                continue
+            if i == 0:
+                return domains
+            return [domain, *domains[:i], *domains[i + 1:]]
+        return domains
+
+    def _minimum(self, domains: list[Domain], count: int, leader_count: int, slice_size: int, unconstrained: bool,
+                 slices: bool) -> list[Domain]:
+        """``updateCountsToMinimumGeneric``: take domains in order until ``count`` pods (or slices) and the
+        leaders are placed, replacing the last by the tightest that is enough (BestFit)."""
+        states = self.states
+        best_fit = not self._least_free(unconstrained)
+        domains = self._prioritize_leader(domains, count, leader_count, slice_size, slices)
+        result: list[Domain] = []
+        remaining = count // slice_size if slices else count
+        remaining_leaders = leader_count
+        for i, dom in enumerate(domains):
+            if remaining_leaders > 0:
+                state = states[dom.idx]
+                with_leader = state.slice_count_with_leader if slices else state.pod_count_with_leader
+                if best_fit and with_leader >= remaining and state.leader_count >= remaining_leaders:
+                    dom = self._best_fit(domains[i:], remaining, remaining_leaders, slices)
+                    state = states[dom.idx]
+                    with_leader = state.slice_count_with_leader if slices else state.pod_count_with_leader
+                factor = slice_size if slices else 1
+                if with_leader >= remaining and state.leader_count >= remaining_leaders:
+                    if slices:
+                        state.slice_count = remaining
+                    else:
+                        state.pod_count = remaining
+                    state.leader_count = remaining_leaders
+                    state.pod_count = remaining * factor
+                    result.append(dom)
+                    return result
+                if with_leader > remaining:
+                    with_leader = remaining
+                if state.leader_count > remaining_leaders:
+                    state.leader_count = remaining_leaders
+                if slices:
+                    state.slice_count_with_leader = with_leader
+                    state.slice_count = with_leader
+                else:
+                    state.pod_count_with_leader = with_leader
+                state.pod_count = with_leader * factor
+                remaining_leaders -= state.leader_count
+                remaining -= with_leader
+                result.append(dom)
+                continue
+            if slices:
+                if best_fit and states[dom.idx].slice_count >= remaining:
+                    dom = self._best_fit(domains[i:], remaining, 0, True)
+                state = states[dom.idx]
+                state.leader_count = 0
+                if state.slice_count >= remaining:
+                    state.pod_count = remaining * slice_size
+                    state.slice_count = remaining
+                    result.append(dom)
+                    return result
+                state.pod_count = state.slice_count * slice_size
+                remaining -= state.slice_count
+                result.append(dom)
+                continue
+            if best_fit and states[dom.idx].pod_count >= remaining:
+                dom = self._best_fit(domains[i:], remaining, 0, False)
+            state = states[dom.idx]
+            state.leader_count = 0
+            if state.pod_count >= remaining:
+                state.pod_count = remaining
+                result.append(dom)
+                return result
+            remaining -= state.pod_count
+            result.append(dom)
+        return result
+
+    def _build(self, domains: list[tuple[Domain, int]]) -> TopologyAssignment:
+        """``buildAssignment``: lexicographic by level values; hostnames only for hostname topologies."""
+        tree = self.current_tree()
+        level = len(self.levels) - 1 if tree.lowest_is_node else 0
+        ordered = sorted(domains, key=lambda item: item[0].values)
+        return TopologyAssignment(list(self.levels[level:]),
+                                  [(list(d.values[level:]), c) for d, c in ordered if c != 0])
+
+    def _not_fit_message(self, fit: int, total: int, slice_size: int, stats: Stats) -> str:
+        unit = "pod" if slice_size == 1 else "slice"
+        if fit == 0:
+            text = f'topology "{self.topology_name}" doesn\'t allow to fit any of {total} {unit}(s)'
+        else:
+            text = f'topology "{self.topology_name}" allows to fit only {fit} out of {total} {unit}(s)'
+        if stats.has_exclusions():
+            text += f". Total nodes: {stats.total}; excluded: {stats.reasons()}"
+        return text
+
+    def _multi_layer_message(self, level_idx: int, count: int, layers: list[tuple[str, int]], stats: Stats) -> str:
+        text = f'topology "{self.topology_name}" doesn\'t allow to fit'
+        tree = self.current_tree()
+        peek = self.states.peek
+        best: Domain | None = None
+        for domain in tree.per_level[level_idx].values():
+            state, best_state = peek(domain.idx), (peek(best.idx) if best else None)
+            if best is None or state.slice_count > best_state.slice_count or (  # type: ignore[union-attr]
+                    state.slice_count == best_state.slice_count and domain.id < best.id):  # type: ignore[union-attr]
+                best = domain
+        if best is None:
+            return text
+        for topology, size in layers:
+            target = self.level_index(topology)
+            if target is None or size <= 0:
+                continue
+            text += f"; {self._slices_in(best, level_idx, target, size)}/{count // size} slice(s) fit on level {topology}"
+        if stats.has_exclusions():
+            text += f". Total nodes: {stats.total}; excluded: {stats.reasons()}"
+        return text
+
+    def _slices_in(self, domain: Domain, level: int, target: int, size: int) -> int:
+        if level == target:
+            return self.states.peek(domain.idx).pod_count // size
+        return sum(self._slices_in(child, level + 1, target, size) for child in domain.children)
+
+
+# ---- the manager: caches and the flavor-assigner side ----------------------------------------------------
+
+
+def _count_exclusion(stats: Stats, excluded: str) -> None:
+    if excluded.startswith("taint:"):
+        text = excluded[6:]
+        stats.taints[text] = stats.taints.get(text, 0) + 1
+    elif excluded == "selector":
+        stats.node_selector += 1
+    else:
+        stats.affinity += 1
+
+
+@dataclass(slots=True)
+class _CacheEntry:
+    tree: Tree
+    epoch: int
+    log_pos: int
+    states: list[DomainState]
+    stats: Stats
+    limiting: list[str | None]
+    excluded: list[bool]
+
+
+class _StateOverlay:
+    """The cached states, copied on first access: phase 2 of a placement rewrites the counts of the
+    domains it walks, and the cache must not see that."""
+
+    __slots__ = ("base", "copies")
+
+    def __init__(self, base: list[DomainState]) -> None:
+        self.base = base
+        self.copies: dict[int, DomainState] = {}
+
+    def peek(self, idx: int) -> DomainState:
+        """The state to read (the copy if phase 2 already wrote it, else the cached one)."""
+        state = self.copies.get(idx)
+        return state if state is not None else self.base[idx]
+
+    def __getitem__(self, idx: int) -> DomainState:
+        state = self.copies.get(idx)
+        if state is None:
+            b = self.base[idx]
+            state = self.copies[idx] = DomainState(b.pod_count, b.slice_count, b.pod_count_with_leader,
+                                                   b.slice_count_with_leader, b.leader_count)
+        return state

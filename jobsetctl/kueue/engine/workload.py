@@ -1,0 +1,505 @@
+"""A Workload as the engine sees it (``pkg/workload/workload.go`` ``Info``) and its status conditions.
+
+:class:`WorkloadInfo` holds the Workload object (the dict stored in the fake API server) with what the
+scheduler derives from it: per-podset requests after ``reclaimablePods``, the assigned flavors once it
+holds quota, its effective priority and queue-order timestamp. Conditions follow apimachinery's
+``meta.SetStatusCondition`` (the transition time moves only when the status changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobsetctl.kube.podspec import pod_requests
+from jobsetctl.kube.quantity import QuantityError, parse_quantity
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import (
+    FRQuantities,
+    Requests,
+    requests_from_fractions,
+    requests_from_resource_list,
+)
+
+Object = dict[str, Any]
+#: Kueue truncates condition messages to this many characters (``api.TruncateConditionMessage``).
+MAX_CONDITION_MESSAGE = 32 * 1024
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def key_of(obj: Object) -> str:
+    md = _mapping(obj.get("metadata"))
+    return f"{md.get('namespace', '')}/{md.get('name', '')}"
+
+
+# ---- conditions --------------------------------------------------------------------------------------
+
+
+def conditions(obj: Object) -> list[dict[str, Any]]:
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = {}
+        obj["status"] = status
+    conds = status.get("conditions")
+    if not isinstance(conds, list):
+        conds = []
+        status["conditions"] = conds
+    return conds
+
+
+def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return None
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == kind:
+            return cond
+    return None
+
+
+def is_true(obj: Object, kind: str) -> bool:
+    cond = find_condition(obj, kind)
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_false(obj: Object, kind: str) -> bool:
+    cond = find_condition(obj, kind)
+    return cond is not None and cond.get("status") == "False"
+
+
+def set_condition(obj: Object, kind: str, status: bool, reason: str, message: str, now: str,
+                  generation: int | None = None) -> bool:
+    """``meta.SetStatusCondition``: returns whether anything changed."""
+    text = "True" if status else "False"
+    message = message[:MAX_CONDITION_MESSAGE]
+    gen = generation if generation is not None else int(_mapping(obj.get("metadata")).get("generation") or 0)
+    conds = conditions(obj)
+    for cond in conds:
+        if cond.get("type") == kind:
+            changed = False
+            if cond.get("status") != text:
+                cond["status"] = text
+                cond["lastTransitionTime"] = now
+                changed = True
+            if cond.get("reason") != reason:
+                cond["reason"] = reason
+                changed = True
+            if cond.get("message") != message:
+                cond["message"] = message
+                changed = True
+            if gen and cond.get("observedGeneration") != gen:
+                cond["observedGeneration"] = gen
+                changed = True
+            return changed
+    cond = {"type": kind, "status": text, "lastTransitionTime": now, "reason": reason, "message": message}
+    if gen:
+        cond["observedGeneration"] = gen
+    conds.append(cond)
+    return True
+
+
+def remove_condition(obj: Object, kind: str) -> bool:
+    conds = conditions(obj)
+    for index, cond in enumerate(conds):
+        if cond.get("type") == kind:
+            del conds[index]
+            return True
+    return False
+
+
+# ---- status predicates (workload.go) ----------------------------------------------------------------
+
+STATUS_PENDING = "pending"
+STATUS_QUOTA_RESERVED = "quotaReserved"
+STATUS_ADMITTED = "admitted"
+STATUS_FINISHED = "finished"
+
+
+def has_quota_reservation(obj: Object) -> bool:
+    return is_true(obj, names.QUOTA_RESERVED)
+
+
+def is_admitted(obj: Object) -> bool:
+    return is_true(obj, names.ADMITTED)
+
+
+def is_finished(obj: Object) -> bool:
+    return is_true(obj, names.FINISHED)
+
+
+def is_evicted(obj: Object) -> bool:
+    return is_true(obj, names.EVICTED)
+
+
+def is_active(obj: Object) -> bool:
+    return _mapping(obj.get("spec")).get("active") is not False
+
+
+def workload_status(obj: Object) -> str:
+    """``workload.Status`` (one pass over the conditions)."""
+    status = obj.get("status")
+    finished = admitted = reserved = False
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict) and cond.get("status") == "True":
+                kind = cond.get("type")
+                if kind == names.FINISHED:
+                    finished = True
+                elif kind == names.ADMITTED:
+                    admitted = True
+                elif kind == names.QUOTA_RESERVED:
+                    reserved = True
+    if finished:
+        return STATUS_FINISHED
+    if admitted:
+        return STATUS_ADMITTED
+    if reserved:
+        return STATUS_QUOTA_RESERVED
+    return STATUS_PENDING
+
+
+def is_admissible(obj: Object) -> bool:
+    """``workload.IsAdmissible`` (no admission gates or on-hold workloads here)."""
+    return is_active(obj) and workload_status(obj) == STATUS_PENDING
+
+
+def admission(obj: Object) -> dict[str, Any] | None:
+    value = _mapping(obj.get("status")).get("admission")
+    return value if isinstance(value, dict) else None
+
+
+def admission_checks(obj: Object) -> list[dict[str, Any]]:
+    return [c for c in _list(_mapping(obj.get("status")).get("admissionChecks")) if isinstance(c, dict)]
+
+
+def has_all_checks_ready(obj: Object) -> bool:
+    return all(c.get("state") == names.CHECK_READY for c in admission_checks(obj))
+
+
+def sync_admitted_condition(obj: Object, now: str) -> bool:
+    """``workload.SyncAdmittedCondition`` with UnadmittedWorkloadsObservability on (its default at ff69552):
+    Admitted=True once quota is reserved and every admission check is Ready; while neither reservation nor
+    Admitted exists, nothing is written."""
+    reserved = has_quota_reservation(obj)
+    checks_ready = has_all_checks_ready(obj)
+    admitted_cond = find_condition(obj, names.ADMITTED)
+    if find_condition(obj, names.QUOTA_RESERVED) is None and admitted_cond is None:
+        return False
+    if reserved and checks_ready:
+        return set_condition(obj, names.ADMITTED, True, "Admitted", "The workload is admitted", now)
+    if not reserved:
+        return set_condition(obj, names.ADMITTED, False, names.NO_RESERVATION, "The workload has no reservation", now)
+    return set_condition(obj, names.ADMITTED, False, names.UNSATISFIED_ADMISSION_CHECKS,
+                         "The workload has not all checks ready", now)
+
+
+def unset_quota_reservation(obj: Object, reason: str, message: str, now: str) -> bool:
+    """``workload.UnsetQuotaReservationWithCondition``."""
+    changed = set_condition(obj, names.QUOTA_RESERVED, False, reason, message, now)
+    status = obj.setdefault("status", {})
+    if status.get("admission") is not None:
+        status.pop("admission", None)
+        changed = True
+    if sync_admitted_condition(obj, now):
+        changed = True
+    return changed
+
+
+def reset_active_condition(obj: Object, kind: str, reason: str, now: str) -> bool:
+    """``resetActiveCondition``: a True condition turns False with "Previously: " + its message."""
+    cond = find_condition(obj, kind)
+    if cond is None or cond.get("status") != "True":
+        return False
+    return set_condition(obj, kind, False, reason, "Previously: " + str(cond.get("message", "")), now)
+
+
+def set_quota_reservation(obj: Object, admission_value: dict[str, Any], now: str) -> None:
+    """``workload.SetQuotaReservation``."""
+    obj.setdefault("status", {})["admission"] = admission_value
+    cq = admission_value.get("clusterQueue", "")
+    set_condition(obj, names.QUOTA_RESERVED, True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now)
+    reset_active_condition(obj, names.EVICTED, "QuotaReserved", now)
+    reset_active_condition(obj, names.PREEMPTED, "QuotaReserved", now)
+
+
+def set_requeued_condition(obj: Object, reason: str, message: str, status: bool, now: str) -> bool:
+    return set_condition(obj, names.REQUEUED, status, reason, message, now)
+
+
+# ---- Info --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PodSetResources:
+    """``workload.PodSetResources``: one podset's requests (totals for ``count`` pods)."""
+
+    name: str
+    count: int
+    #: One pod's requests (``PodRequests`` of the template, in Kueue units).
+    per_pod: Requests
+    #: Flavor per resource, once quota is reserved.
+    flavors: dict[str, str] | None = None
+    #: The podset's ``topologyRequest`` (TAS), as written on the Workload.
+    topology_request: dict[str, Any] | None = None
+    #: The admitted topology assignment (internal form), once admitted by TAS.
+    topology_assignment: Any = None
+
+    @property
+    def requests(self) -> Requests:
+        return {name: value * self.count for name, value in self.per_pod.items()}
+
+    def scaled_to(self, count: int) -> PodSetResources:
+        return PodSetResources(self.name, count, self.per_pod, dict(self.flavors) if self.flavors else None,
+                               self.topology_request, self.topology_assignment)
+
+
+@dataclass(slots=True)
+class AssignmentState:
+    """``workload.AssignmentClusterQueueState``: where the flavor scan stopped, per podset and resource."""
+
+    last_tried: list[dict[str, int]] = field(default_factory=list)
+    cluster_queue_generation: int = 0
+    scheduling_cycle: int = 0
+    scheduling_hash: str = ""
+
+    def next_flavor(self, podset_index: int, resource: str) -> int:
+        if podset_index >= len(self.last_tried):
+            return 0
+        index = self.last_tried[podset_index].get(resource)
+        return 0 if index is None else index + 1
+
+    def pending_flavors(self) -> bool:
+        return any(index != -1 for flavors in self.last_tried for index in flavors.values())
+
+
+def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]] | None = None) -> Requests:
+    """One pod's requests of a podset's template. Podset templates are immutable once the Workload
+    exists, so the result is remembered per template object."""
+    template = _mapping(podset.get("template"))
+    spec = template.get("spec")
+    if memo is not None:
+        hit = memo.get(id(spec))
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+    value = requests_from_fractions(pod_requests(spec))
+    if memo is not None:
+        memo[id(spec)] = (spec, value)
+    return value
+
+
+class WorkloadInfo:
+    """``workload.Info``: built once per version of the Workload object the engine sees."""
+
+    __slots__ = (
+        "_backoff",
+        "_order_key",
+        "_per_pod_memo",
+        "_reserved_at",
+        "_usage",
+        "cluster_queue",
+        "creation_ts",
+        "generation",
+        "key",
+        "last_assignment",
+        "last_evaluated_generation",
+        "local_queue_usage",
+        "name",
+        "namespace",
+        "nomination_mapping",
+        "obj",
+        "podsets",
+        "priority",
+        "queue_name",
+        "queue_signature",
+        "resource_errors",
+        "scheduling_hash",
+        "uid",
+    )
+
+    def __init__(self, obj: Object) -> None:
+        self.last_assignment: AssignmentState | None = None
+        self.nomination_mapping: dict[str, dict[str, str]] | None = None
+        self.local_queue_usage: float | None = None
+        self.last_evaluated_generation = 0
+        self._per_pod_memo: dict[int, tuple[Any, Requests]] = {}
+        self.update(obj)
+
+    def update(self, obj: Object) -> None:
+        self.obj = obj
+        md = _mapping(obj.get("metadata"))
+        spec = _mapping(obj.get("spec"))
+        self.namespace = str(md.get("namespace", ""))
+        self.name = str(md.get("name", ""))
+        self.key = f"{self.namespace}/{self.name}"
+        self.uid = str(md.get("uid", ""))
+        self.generation = int(md.get("generation") or 0)
+        self.queue_name = str(spec.get("queueName") or "")
+        priority = spec.get("priority")
+        self.priority = priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
+        self.creation_ts = str(md.get("creationTimestamp", ""))
+        self._usage: FRQuantities | None = None
+        adm = admission(obj)
+        self.cluster_queue = str(adm.get("clusterQueue", "")) if adm else ""
+        self.podsets = _total_requests(obj, adm, self._per_pod_memo)
+        self.scheduling_hash = ""
+        self.resource_errors: list[str] | None = None
+        #: Queue ordering key and backoff state, computed once per version by the queue manager.
+        self._order_key: tuple[int, float, str] | None = None
+        self._backoff: tuple[bool, float | None] | None = None
+        self._reserved_at: tuple[str, float] | None = None
+        self.queue_signature = (
+            self.generation, self.priority, self.queue_name, spec.get("active"),
+            tuple((p.name, p.count) for p in self.podsets),
+            _condition_signature(obj, names.EVICTED), _condition_signature(obj, names.REQUEUED),
+        )
+
+    # ---- derived ------------------------------------------------------------------------------------
+    def spec_podsets(self) -> list[dict[str, Any]]:
+        return [p for p in _list(_mapping(self.obj.get("spec")).get("podSets")) if isinstance(p, dict)]
+
+    def usage(self) -> FRQuantities:
+        """``Info.Usage().Quota.Assigned``: requests per (flavor, resource) of the assigned flavors."""
+        if self._usage is None:
+            usage: FRQuantities = {}
+            for podset in self.podsets:
+                if not podset.flavors:
+                    continue
+                for resource, value in podset.per_pod.items():
+                    flavor = podset.flavors.get(resource)
+                    if flavor:
+                        key = (flavor, resource)
+                        usage[key] = usage.get(key, 0) + value * podset.count
+            self._usage = usage
+        return self._usage
+
+    def can_be_partially_admitted(self) -> bool:
+        for podset in self.spec_podsets():
+            count = podset.get("count", 1)
+            min_count = podset.get("minCount")
+            if isinstance(min_count, int) and isinstance(count, int) and count > min_count:
+                return True
+        return False
+
+    def compute_scheduling_hash(self) -> str:
+        """``computeSchedulingHash``: the scheduling-relevant shape (priority, pod specs, effective counts,
+        requests, minCount, topologyRequest) hashed; equal hashes get equal flavor-assigner results."""
+        shapes = []
+        for index, podset in enumerate(self.spec_podsets()):
+            resources = self.podsets[index] if index < len(self.podsets) else None
+            template = _mapping(podset.get("template"))
+            shapes.append({
+                "name": podset.get("name"),
+                "spec": template.get("spec"),
+                "count": resources.count if resources else podset.get("count"),
+                "requests": resources.requests if resources else None,
+                "minCount": podset.get("minCount"),
+                "topologyRequest": podset.get("topologyRequest"),
+            })
+        text = json.dumps({"podSets": shapes, "priority": self.priority}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def validate_resources(info: WorkloadInfo) -> list[str]:
+    """``ValidateResources``: per container (and pod-level resources), the requests above their limits,
+    as ``field.Invalid`` errors. Podset templates are immutable, so the result is kept on the Info."""
+    if info.resource_errors is not None:
+        return info.resource_errors
+    errors: list[str] = []
+    for index, podset in enumerate(info.spec_podsets()):
+        spec = _mapping(_mapping(podset.get("template")).get("spec"))
+        path = f"spec.podSets[{index}].template.spec"
+        for kind in ("initContainers", "containers"):
+            for i, container in enumerate(_list(spec.get(kind))):
+                resources = _mapping(_mapping(container).get("resources"))
+                greater = _greater_keys(resources)
+                if greater:
+                    errors.append(_invalid(f"{path}.{kind}[{i}]", greater))
+        pod_resources = spec.get("resources")
+        if isinstance(pod_resources, dict):
+            greater = _greater_keys(pod_resources)
+            if greater:
+                errors.append(_invalid(f"{path}.resources", greater))
+    info.resource_errors = errors
+    return errors
+
+
+def _greater_keys(resources: dict[str, Any]) -> list[str]:
+    requests = _mapping(resources.get("requests"))
+    limits = _mapping(resources.get("limits"))
+    out = []
+    for name in sorted(requests):
+        if name in limits:
+            try:
+                if parse_quantity(requests[name]) > parse_quantity(limits[name]):
+                    out.append(str(name))
+            except QuantityError:
+                continue
+    return out
+
+
+def _invalid(path: str, names_: list[str]) -> str:
+    return f"{path}: Invalid value: {json.dumps(names_, separators=(',', ':'))}: requests must not exceed its limits"
+
+
+def aggregate(errors: list[str]) -> str:
+    """``field.ErrorList.ToAggregate().Error()``."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+def _condition_signature(obj: Object, kind: str) -> tuple[Any, ...] | None:
+    cond = find_condition(obj, kind)
+    if cond is None:
+        return None
+    return (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+
+
+def _reclaimable(obj: Object) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in _list(_mapping(obj.get("status")).get("reclaimablePods")):
+        if isinstance(item, dict) and isinstance(item.get("count"), int):
+            out[str(item.get("name", ""))] = item["count"]
+    return out
+
+
+def _total_requests(obj: Object, adm: dict[str, Any] | None,
+                    memo: dict[int, tuple[Any, Requests]] | None = None) -> list[PodSetResources]:
+    """``totalRequestsFromPodSets`` / ``totalRequestsFromAdmission``, after ``reclaimablePods``."""
+    spec_podsets = [p for p in _list(_mapping(obj.get("spec")).get("podSets")) if isinstance(p, dict)]
+    reclaim = _reclaimable(obj)
+    by_name = {str(p.get("name", "main")): p for p in spec_podsets}
+    out: list[PodSetResources] = []
+    if adm is None:
+        for podset in spec_podsets:
+            name = str(podset.get("name") or "main")
+            count = podset.get("count", 1)
+            count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+            count -= min(reclaim.get(name, 0), count)
+            out.append(PodSetResources(name, count, _podset_per_pod(podset, memo), None,
+                                       _mapping(podset.get("topologyRequest")) or None))
+        return out
+    for assignment in _list(adm.get("podSetAssignments")):
+        if not isinstance(assignment, dict):
+            continue
+        name = str(assignment.get("name", "main"))
+        podset = by_name.get(name, {})
+        total_count = podset.get("count", 1) if isinstance(podset.get("count", 1), int) else 1
+        count = assignment.get("count")
+        count = count if isinstance(count, int) else total_count
+        usage = requests_from_resource_list(assignment.get("resourceUsage"))
+        per_pod = {r: (v // count if count else 0) for r, v in usage.items()} if count else _podset_per_pod(podset, memo)
+        after_reclaim = total_count - min(reclaim.get(name, 0), total_count)
+        if after_reclaim < count:
+            count = after_reclaim
+        flavors = {str(r): str(f) for r, f in _mapping(assignment.get("flavors")).items()}
+        out.append(PodSetResources(name, count, per_pod, flavors, _mapping(podset.get("topologyRequest")) or None,
+                                   assignment.get("topologyAssignment")))
+    return out
