@@ -42,10 +42,12 @@ which that load still inflates by up to a quarter; 2,500 plain measured alone: 1
     plain  1,000  10,000    7.4       1,356       259  1.87x
     plain  2,500  25,040   17.4       1,442       564  2.35x (2.5x the size)
     plain  5,000  50,000   31.1       1,605     1,046  1.79x
+    plain 10,000 100,000   57.4       1,742     2,043  1.85x (run once, machine quieter)
     rack     500   5,040    3.7       1,350       363      -
     rack   1,000  10,000    7.6       1,320       363  2.03x
     rack   2,500  25,040   17.1       1,460       573  2.26x (2.5x the size)
     rack   5,000  50,000   33.0       1,515     1,062  1.92x
+    rack  10,000 100,000   65.2       1,534     2,074  1.98x (run once, machine quieter)
 
 Before issue 12 (e7f1a6e, same script): plain 500 took 23.6 s CPU, plain 1,000 was stopped after 134 s
 CPU (240 s wall) unfinished, and 2,500 was refused (the 3.2 MB Scenario hit the 3 MiB object limit).
