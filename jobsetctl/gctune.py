@@ -13,7 +13,9 @@ frees nothing later that matters; memory stays bounded because reference countin
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Iterator
 
 #: Allocations between generation-0 collections, and the two older generations' ratios.
 THRESHOLDS = (50_000, 20, 100)
@@ -24,3 +26,19 @@ def tune_for_batch() -> None:
     collector's sight for good (``gc.freeze``): it lives until the process exits."""
     gc.freeze()
     gc.set_threshold(*THRESHOLDS)
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """No cyclic collection while a simulation runs: its young objects (pod trees, events, watch events) all
+    get walked by the collector at least once, for nothing. Measured on bench/bench_contended.py (2,500
+    nodes, 25,040 pods, 2026-11-25): 12.9 s of CPU with the collector, 12.1 s without, the same peak RSS
+    (547 and 551 MiB), so the run leaves no garbage in cycles worth collecting; whatever it leaves is
+    collected once the collector is back on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

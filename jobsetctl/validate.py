@@ -239,7 +239,8 @@ def _scenario(record: ObjectRecord, ctx: AdmissionContext, ignore: frozenset[str
     """A Scenario is jobsetctl's own kind (``simulate`` reads it): checked by its own parser, and the objects it
     submits inline admitted as ``simulate`` admits them (:func:`_scenario_context`). None when the document is
     no Scenario. Its files are checked when given to validate themselves (or by simulate)."""
-    from jobsetctl.simulate.scenario import is_scenario, parse_scenario
+    from jobsetctl.loader.objects import is_scenario
+    from jobsetctl.simulate.scenario import parse_scenario
 
     if not is_scenario(record.obj):
         return None

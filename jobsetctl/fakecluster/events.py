@@ -7,7 +7,7 @@ upstream writes them), kept for the human-readable log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobsetctl.fakecluster.clock import VirtualClock
@@ -46,6 +46,9 @@ class SimEvent:
     #: A ``Rejected`` create the creating controller retries by design (the JobSet pod webhook refusing an
     #: exclusive-placement follower until its leader is scheduled): not an object that can never exist.
     transient: bool = False
+    #: How many identical occurrences the event stands for: an ``Unschedulable`` that repeats with the same
+    #: text is not recorded again, its first record counts it (as the events API's ``count`` does).
+    count: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -67,6 +70,8 @@ class SimEvent:
             data["message"] = self.message
         if self.transient:
             data["transient"] = True
+        if self.count > 1:
+            data["count"] = self.count
         return data
 
 
@@ -79,6 +84,8 @@ class KubeEvent:
     type: str  # Normal or Warning
     reason: str
     message: str
+    #: Identical occurrences aggregated into this one (the events API's ``count``).
+    count: int = 1
 
 
 def _number(value: float) -> float | int:
@@ -107,6 +114,15 @@ class Recorder:
         transient: bool = False,
     ) -> None:
         self.events.append(SimEvent(self.clock.now, kind, namespace, name, event, node, reason, message, group, transient))
+
+    def repeat(self, index: int) -> None:
+        """The event at ``index`` happened again, identically: count it there instead of recording it."""
+        event = self.events[index]
+        self.events[index] = replace(event, count=event.count + 1)
+
+    def repeat_kube_event(self, index: int) -> None:
+        event = self.kube_events[index]
+        self.kube_events[index] = replace(event, count=event.count + 1)
 
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}

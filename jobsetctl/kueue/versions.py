@@ -49,6 +49,7 @@ from typing import Any, Final
 from jobsetctl.kube.field import Path
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kueue import api
+from jobsetctl.kueue.engine import tas_encoding
 
 Object = dict[str, Any]
 
@@ -242,32 +243,9 @@ def field_path_in(obj: Object, path: Path) -> Path:
 
 def topology_domains(assignment: Any) -> list[tuple[list[str], int]]:
     """The (values per level, pod count) of each domain of a ``v1beta2`` topologyAssignment, in order
-    (pkg/util/tas ``InternalSeqFrom``)."""
-    levels = _m(assignment).get("levels") or []
-    out: list[tuple[list[str], int]] = []
-    for raw in _m(assignment).get("slices") or []:
-        piece = _m(raw)
-        count = int(piece.get("domainCount") or 0)
-        per_level = piece.get("valuesPerLevel") or []
-        counts = _m(piece.get("podCounts"))
-        for i in range(count):
-            values = [_value_at(_m(per_level[j]) if j < len(per_level) else {}, i) for j in range(len(levels))]
-            pods = counts.get("universal")
-            if pods is None:
-                individual = counts.get("individual") or []
-                pods = individual[i] if i < len(individual) else 0
-            out.append((values, int(pods)))
-    return out
-
-
-def _value_at(values: dict[str, Any], index: int) -> str:
-    universal = values.get("universal")
-    if isinstance(universal, str):
-        return universal
-    individual = _m(values.get("individual"))
-    roots = individual.get("roots") or []
-    root = roots[index] if index < len(roots) else ""
-    return f"{individual.get('prefix', '')}{root}{individual.get('suffix', '')}"
+    (pkg/util/tas ``InternalSeqFrom``): the engine's decoder, one place for the encoding."""
+    decoded = tas_encoding.from_api(assignment)
+    return decoded.domains if decoded is not None else []
 
 
 def encode_topology_assignment(levels: list[str], domains: list[tuple[list[str], int]]) -> dict[str, Any]:
@@ -276,41 +254,5 @@ def encode_topology_assignment(levels: list[str], domains: list[tuple[list[str],
     else ``individual`` roots with the common prefix and suffix factored out; equal pod counts are
     ``universal``). Kueue with ``TASAssignmentsEncodingByHostnamePrefix`` (beta, on) may instead split
     hostname runs into several slices when that is smaller; both decode to the same domains."""
-    out: dict[str, Any] = {"levels": list(levels), "slices": []}
-    if not domains:
-        return out
-    piece: dict[str, Any] = {"domainCount": len(domains), "valuesPerLevel": []}
-    for level in range(len(levels)):
-        piece["valuesPerLevel"].append(_compact([d[0][level] for d in domains]))
-    counts = [d[1] for d in domains]
-    piece["podCounts"] = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
-    out["slices"].append(piece)
-    return out
-
-
-def _compact(values: list[str]) -> dict[str, Any]:
-    prefix = suffix = values[0]
-    min_len = max_len = len(values[0])
-    for text in values[1:]:
-        min_len, max_len = min(min_len, len(text)), max(max_len, len(text))
-        prefix = prefix[:len(text)]
-        suffix = suffix[len(suffix) - len(text):] if len(text) < len(suffix) else suffix
-        for i in range(len(prefix)):
-            if text[i] != prefix[i]:
-                prefix = prefix[:i]
-                break
-        for i in range(len(suffix)):
-            if text[len(text) - 1 - i] != suffix[len(suffix) - 1 - i]:
-                suffix = suffix[len(suffix) - i:]
-                break
-    if len(prefix) == max_len:
-        return {"universal": prefix}
-    if len(prefix) + len(suffix) > min_len:
-        prefix = prefix[:min_len - len(suffix)]
-    individual: dict[str, Any] = {}
-    if prefix:
-        individual["prefix"] = prefix
-    if suffix:
-        individual["suffix"] = suffix
-    individual["roots"] = [text[len(prefix):len(text) - len(suffix)] for text in values]
-    return {"individual": individual}
+    return tas_encoding.to_api(tas_encoding.TopologyAssignment(list(levels), domains), by_hostname_prefix=False) \
+        or {"levels": list(levels), "slices": []}

@@ -13,8 +13,29 @@ from jobsetctl.loader.sources import Source, read_text
 from jobsetctl.loader.yamlload import Document, LoadProblem, load_documents
 from jobsetctl.rules import core, get
 
-#: kube-apiserver's limit on a request body (``MaxRequestBodyBytes``, 3 MiB), measured on the YAML text.
+#: kube-apiserver's limit on a request body (``MaxRequestBodyBytes``, 3 MiB), measured on the YAML text of a
+#: document, and on the compact JSON (the body ``kubectl create`` sends) of an object a Scenario holds inline.
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
+#: The ``kind`` of jobsetctl's own Scenario file (``jobsetctl.dev/*``), which no API server ever receives.
+SCENARIO_KIND = "Scenario"
+
+
+def is_scenario(obj: dict[str, Any]) -> bool:
+    """Whether a loaded document is a Scenario (by kind and the jobsetctl.dev group, any version): a file for
+    ``simulate``, not an API object, so the request limit applies to each object it submits, not to it."""
+    api_version = obj.get("apiVersion")
+    return obj.get("kind") == SCENARIO_KIND and isinstance(api_version, str) and api_version.startswith("jobsetctl.dev/")
+
+
+def request_too_large(obj: dict[str, Any]) -> bool:
+    """Whether the JSON body of a create request for ``obj`` would pass :data:`MAX_REQUEST_BYTES`."""
+    import json
+
+    return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=str).encode()) > MAX_REQUEST_BYTES
+
+
+def too_large_message() -> str:
+    return f"Request entity too large: limit is {MAX_REQUEST_BYTES}"
 
 
 @dataclass(slots=True)
@@ -207,12 +228,13 @@ def _checked(
             core.MISSING_TYPE.id, message, missing[0],
         ))
         return
-    if not prefix and document.size > MAX_REQUEST_BYTES:
-        # The API server refuses such a request body before decoding it (items of a List go one by one).
+    if not prefix and document.size > MAX_REQUEST_BYTES and not is_scenario(obj):
+        # The API server refuses such a request body before decoding it (items of a List go one by one; a
+        # Scenario's inline objects are checked one by one by its parser).
         line, column = document.position(())
         diagnostics.append(Diagnostic(
             document.file, line, column, core.OBJECT_TOO_LARGE.severity, core.OBJECT_TOO_LARGE.layer,
-            core.OBJECT_TOO_LARGE.id, f"Request entity too large: limit is {MAX_REQUEST_BYTES}",
+            core.OBJECT_TOO_LARGE.id, too_large_message(),
         ))
         return
     yield ObjectRecord(document, prefix, obj)

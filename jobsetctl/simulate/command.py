@@ -12,6 +12,8 @@ The CLI (``jobsetctl.cli.simulate_cmd``) parses options into :class:`SimulateOpt
 * usage errors (an unsupported ``--kubernetes-version``, an unknown gate in ``--feature-gates``, an output
   directory that does not exist) raise
   :class:`~jobsetctl.status.UsageError` before anything runs (exit 2);
+* a run that takes more than a second shows its progress on ``stderr`` when that is a terminal (simulated
+  time, pods bound, events; :mod:`jobsetctl.simulate.progress`), nothing otherwise;
 * submissions and actions timed after ``until`` get a warning each on ``stderr`` (they never happen);
 * validate's lint findings on the submitted objects, and its findings on Kueue queues found in neither the
   inputs nor the context (``--context``), are written to ``stderr`` before the run, as validate prints them
@@ -39,6 +41,7 @@ from jobsetctl.simulate.htmlpage import render_html
 from jobsetctl.simulate.inputs import Inputs, load_inputs
 from jobsetctl.simulate.limits import ObjectLimitExceeded, limit_diagnostic
 from jobsetctl.simulate.picture import render_svg
+from jobsetctl.simulate.progress import RunProgress, wants_progress
 from jobsetctl.simulate.report import render_json
 from jobsetctl.simulate.runner import (
     Plan,
@@ -139,8 +142,9 @@ def execute(
                          f"comes after the end of the run ({format_duration(the_plan.until or 0)}) and never happens\n")
     if outputs.explain is not None and outputs.explain_at is not None:
         the_plan = dataclasses.replace(the_plan, until=outputs.explain_at)
+    watch = RunProgress(stderr) if stderr is not None and wants_progress(stderr) else None
     try:
-        result = run_plan(the_plan, options.seed)
+        result = run_plan(the_plan, options.seed, watch)
     except ObjectLimitExceeded as exc:
         # Bounded memory: the estimate before the run missed it (a runtime's replicas, objects made over
         # time); reported like an input problem, at the input the runaway objects descend from.

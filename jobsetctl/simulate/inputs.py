@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from jobsetctl.diagnostics import Diagnostic, Severity
 from jobsetctl.kube.field import path_string
-from jobsetctl.loader.objects import LoadedFile, ObjectRecord, load_file
+from jobsetctl.loader.objects import LoadedFile, ObjectRecord, is_scenario, load_file
 from jobsetctl.loader.sources import Source, SourceProblem, discover
 from jobsetctl.rules import core, get
 from jobsetctl.simulate import limits
@@ -83,7 +83,7 @@ def load_inputs(paths: list[str], nodes_file: str | None, max_objects: int = lim
     for loaded in files:
         diagnostics.extend(loaded.diagnostics)
         for record in loaded.records:
-            if sc.is_scenario(record.obj):
+            if is_scenario(record.obj):
                 if scenario_record is not None:
                     line, column = record.position(())
                     diagnostics.append(Diagnostic(
@@ -136,7 +136,7 @@ def _load_submitted_files(scenario: sc.Scenario, inputs: Inputs, cache: dict[str
             for loaded in _load_sources(sources, cache):
                 inputs.diagnostics.extend(d for d in loaded.diagnostics if d not in inputs.diagnostics)
                 for submitted in loaded.records:
-                    if sc.is_scenario(submitted.obj):
+                    if is_scenario(submitted.obj):
                         inputs.diagnostics.append(_scenario_submitted(scenario, ref, submitted))
                     else:
                         submission.records.append(submitted)

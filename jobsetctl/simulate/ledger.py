@@ -15,7 +15,8 @@ from fractions import Fraction
 from typing import Any
 
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType
-from jobsetctl.kube.podspec import pod_requests, scheduling_group_name, workload_reference
+from jobsetctl.fakecluster.scheduler.podinfo import static_signature
+from jobsetctl.kube.podspec import scheduling_group_name, workload_reference
 from jobsetctl.simulate import access
 from jobsetctl.simulate.nodes import NodeInfo, gpu_amount, node_info
 
@@ -65,7 +66,8 @@ class Ledger:
                 break
         if kind == "Pod":
             spec = obj.get("spec")
-            info.gpus = gpu_amount(pod_requests(spec))
+            # The scheduler's signature of the spec holds its requests, parsed once per pod template.
+            info.gpus = gpu_amount(static_signature(spec).requests) if isinstance(spec, dict) else Fraction(0)
             group = scheduling_group_name(spec)
             if group is not None:
                 info.group = ("PodGroup", namespace, group)

@@ -13,9 +13,17 @@ stops the run with a word on why:
   cannot see: TrainJob runtimes, objects created over time);
 * :data:`MAX_TIME` for every time of a Scenario (``at``, ``until``) and ``--until``: a year of virtual
   time; infinite and NaN times are malformed;
-* :data:`MAX_EVENTS` timeline events (or :data:`EVENTS_PER_OBJECT` per submitted object, when that is
-  more): a run that keeps producing events (a JobSet restarting forever) stops there, with
-  ``stopReason: limit``, like a run that reached its horizon.
+* :data:`MAX_EVENTS` timeline events (or :data:`EVENTS_PER_OBJECT` per object the inputs make or
+  submit, when that is more: a contended day of 50,000 pods records some 300,000, Kueue's performance
+  configurations submit 50,000 Workloads): a run that keeps producing events (a JobSet restarting
+  forever) stops there, with ``stopReason: limit``, like a run that reached its horizon.
+
+The estimate counts what the store will hold: each submitted object (nodes apart), the Jobs and pods of
+JobSets and Jobs, a JobSet's headless Service, and the JobSet and pods a TrainJob makes at least. For JobSets
+and Jobs it is exact as long as nothing restarts (the objects of a run without failures), so the message
+that refuses an input names the ``--max-objects`` value that lets it run. It does not see what a
+TrainingRuntime adds, the Workloads and PodGroups the Job controller makes with ``WorkloadWithJob``, nor
+PersistentVolumeClaims of ``volumeClaimPolicies``: the run's own count (:class:`ObjectBudget`) catches those.
 
 The rule is defined here and registered through :mod:`jobsetctl.simulate.scenario`, which imports this
 module.
@@ -42,15 +50,16 @@ MAX_NODES = 10_000
 MAX_OBJECTS = 50_000
 MAX_TIME = 365 * 86400.0
 MAX_EVENTS = 100_000
-#: Timeline events allowed per submitted object above :data:`MAX_EVENTS`: a run of many small objects
-#: (Kueue's performance configurations submit 50,000 Workloads, each Created, QuotaReserved, Admitted,
-#: Finished ...) records more events than one runaway object.
+#: Timeline events allowed per object the inputs make or submit, above :data:`MAX_EVENTS`: a pod that waits,
+#: runs and ends records about six (Created, Unschedulable, Scheduled, Started, Ready, Succeeded), a
+#: Kueue Workload about as many (Created, QuotaReserved, Admitted, Finished ...).
 EVENTS_PER_OBJECT = 20
 
 
-def event_limit(submitted_objects: int) -> int:
-    """The timeline events a run may record before it stops with ``stopReason: limit``."""
-    return max(MAX_EVENTS, EVENTS_PER_OBJECT * submitted_objects)
+def event_limit(objects: int) -> int:
+    """The timeline events a run of inputs that make (or submit) ``objects`` objects may record before it
+    stops with ``stopReason: limit``."""
+    return max(MAX_EVENTS, EVENTS_PER_OBJECT * objects)
 
 TOO_LARGE = define(
     "simulation-too-large", Layer.INPUT, Severity.ERROR,
@@ -58,7 +67,7 @@ TOO_LARGE = define(
     spec="simulate: limits (jobsetctl simulate --help)",
 )
 
-#: Said when the default limit is hit: larger runs are legitimate, the limit is a guard.
+#: Said when the run's own count passes the limit: larger runs are legitimate, the limit is a guard.
 _RAISE_HINT = " (raise with --max-objects)"
 
 JOBSET = ("jobset.x-k8s.io", "JobSet")
@@ -141,23 +150,83 @@ def estimate_one(obj: dict[str, Any], pods: bool) -> Estimate | None:
     return Estimate(jobs + (pod_total if pods else 0), at, what)
 
 
+def objects_of(obj: dict[str, Any], pods: bool) -> int:
+    """The objects the store holds for one input: itself (a Node is not counted) and what the controllers
+    make of it (:func:`estimate_one`, and a JobSet's headless Service)."""
+    own = 0 if object_key(obj)[:2] == ("", "Node") else 1
+    found = estimate_one(obj, pods)
+    if found is None:
+        return own
+    extra = 0
+    if object_key(obj)[:2] == JOBSET:
+        from jobsetctl.jobset.render import headless_service
+
+        extra = 1 if headless_service(obj) is not None else 0
+    return own + found.objects + extra
+
+
+def objects_total(records: Iterable[ObjectRecord], *, pods: bool = True) -> int:
+    """:func:`objects_of` summed over the inputs."""
+    return sum(objects_of(record.obj, pods) for record in records)
+
+
+def counted_exactly(obj: dict[str, Any]) -> bool:
+    """Whether :func:`objects_of` is all the store will hold for ``obj`` in a run without restarts: not for
+    a TrainJob (its runtime decides; the Trainer's runtimes are installed too), a JobSet with
+    ``volumeClaimPolicies`` (PersistentVolumeClaims) or a Job with ``spec.scheduling`` (a Workload and a
+    PodGroup of the Job controller's)."""
+    key = object_key(obj)[:2]
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    if key == TRAINJOB:
+        return False
+    if key == JOB:
+        return "scheduling" not in spec
+    if key == JOBSET:
+        if spec.get("volumeClaimPolicies"):
+            return False
+        for rj in spec.get("replicatedJobs") or []:
+            template = rj.get("template") if isinstance(rj, dict) else None
+            job_spec = template.get("spec") if isinstance(template, dict) else None
+            if isinstance(job_spec, dict) and "scheduling" in job_spec:
+                return False
+    return True
+
+
 def estimate(
     records: Iterable[ObjectRecord], *, pods: bool, command: str, max_objects: int = MAX_OBJECTS
 ) -> list[Diagnostic]:
-    """One diagnostic at the input that brings the objects the inputs make past ``max_objects``."""
+    """One diagnostic at the input that brings the objects the inputs make past ``max_objects``, which
+    says the ``--max-objects`` value that lets all of them run."""
+    listed = list(records)
+    needed = objects_total(listed, pods=pods)
+    if needed <= max_objects:
+        return []
+    if all(counted_exactly(record.obj) for record in listed):
+        lets = f"--max-objects {needed:,} lets these inputs run"
+    else:
+        lets = f"these inputs need --max-objects {needed:,} at least (their runtimes or claims may add more)"
     total = 0
-    for record in records:
+    for record in listed:
+        made = objects_of(record.obj, pods)
+        total += made
         found = estimate_one(record.obj, pods)
-        if found is None:
+        if total <= max_objects or found is None:
             continue
-        total += found.objects
+        others = total - made
+        besides = f" (besides {others:,} for the inputs before it)" if others else ""
+        message = (f"{path_string(found.at)}: {record.ref.kind} {record.ref.name} would make the controllers "
+                   f"create {found.what}{besides}; {command} models at most {max_objects:,} objects: {lets}")
+        return [record.diagnostic(TOO_LARGE.finding(message, path=path_string(found.at), at=found.at))]
+    # Past the limit only with objects no controller makes (thousands of submitted ConfigMaps ...): said at
+    # the input that crosses it.
+    total = 0
+    for record in listed:
+        total += objects_of(record.obj, pods)
         if total > max_objects:
-            others = total - found.objects
-            besides = f" (besides {others:,} for the inputs before it)" if others else ""
-            message = (f"{path_string(found.at)}: {record.ref.kind} {record.ref.name} would make the controllers "
-                       f"create {found.what}{besides}; {command} models at most {max_objects:,} objects"
-                       f"{_RAISE_HINT if max_objects == MAX_OBJECTS else ''}")
-            return [record.diagnostic(TOO_LARGE.finding(message, path=path_string(found.at), at=found.at))]
+            message = (f"{record.ref.kind} {record.ref.name}: the inputs hold {needed:,} objects; {command} models "
+                       f"at most {max_objects:,} objects: {lets}")
+            return [record.diagnostic(TOO_LARGE.finding(message, path="", at=()))]
     return []
 
 

@@ -10,7 +10,7 @@ stops at ``until`` when one is given; otherwise when nothing is left to happen, 
 * nothing has been written for :data:`QUIET_WINDOW` of virtual time, no submission or action is pending,
   and no pod is running or terminating (what is left are scheduler retries of pods that cannot fit); or
 * :data:`DEFAULT_HORIZON` after the last submission or action (something runs forever: give ``--until``);
-* or, whatever ``until`` says, once the run has recorded :data:`~jobsetctl.simulate.limits.MAX_EVENTS`
+* or, whatever ``until`` says, once the run has recorded :func:`~jobsetctl.simulate.limits.event_limit`
   events (``stopReason: limit``): a JobSet restarting every second would otherwise take hours to
   simulate a month. The run ends where it stopped, not at ``until``.
 
@@ -36,6 +36,7 @@ from jobsetctl.context import ContextFiles, install
 from jobsetctl.diagnostics import Diagnostic
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.fakecluster.events import KubeEvent, SimEvent
+from jobsetctl.gctune import paused
 from jobsetctl.kinds.interface import AdmissionContext
 from jobsetctl.kube.featuregates import FeatureGates, parse_feature_gates
 from jobsetctl.kube.jsontree import copy_tree
@@ -55,6 +56,7 @@ from jobsetctl.status import UsageError
 
 if TYPE_CHECKING:
     from jobsetctl.kueue.config import KueueConfiguration
+    from jobsetctl.simulate.progress import RunProgress
 
 #: Virtual seconds without any write after which retries alone do not keep a run going.
 QUIET_WINDOW = 3600.0
@@ -284,8 +286,9 @@ def _something_runs(cluster: FakeCluster) -> bool:
     return any(access.metadata(obj).get("deletionTimestamp") for obj in stored)
 
 
-def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
-    """Run a planned simulation to its end and collect the result."""
+def run_plan(the_plan: Plan, seed: int = 0, watch: RunProgress | None = None) -> SimulationResult:
+    """Run a planned simulation to its end and collect the result; ``watch`` is told of each instant
+    (the progress line on a terminal, :mod:`jobsetctl.simulate.progress`)."""
     inputs = the_plan.inputs
     extra: dict[str, Any] = {}
     if the_plan.kueue is not None:
@@ -298,7 +301,9 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     _create_nodes(cluster, ledger, inputs)
     install(cluster.api, [record.obj for record in inputs.all_records()], the_plan.installed)
     progress = IdleDetector(cluster, ledger)
-    progress.event_limit = limits.event_limit(sum(len(s.records) for s in inputs.submissions))
+    # Per object the inputs make (issue 12) or per submitted object (Kueue's many small Workloads).
+    progress.event_limit = limits.event_limit(max(limits.objects_total(inputs.all_records()),
+                                                  sum(len(s.records) for s in inputs.submissions)))
     rejections: list[Diagnostic] = []
     last_user_time = 0.0
 
@@ -320,8 +325,15 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
 
     until = the_plan.until
     stop_reason = "until"
+    on_step = progress.step
+    if watch is not None:
+        def on_step() -> None:
+            progress.step()
+            watch.step(cluster.clock.now, cluster.recorder.events)
     try:
-        cluster.manager.run(until if until is not None else last_user_time + DEFAULT_HORIZON, on_step=progress.step)
+        with paused():
+            cluster.manager.run(until if until is not None else last_user_time + DEFAULT_HORIZON,
+                                on_step=on_step)
         if until is None:
             stop_reason = "done" if cluster.clock.next_time() is None else "horizon"
     except Idle:
@@ -331,6 +343,9 @@ def run_plan(the_plan: Plan, seed: int = 0) -> SimulationResult:
     except limits.ObjectLimitExceeded as exc:
         exc.owners = limits.owner_chain(cluster.api, exc.obj)
         raise
+    finally:
+        if watch is not None:
+            watch.close()
     events = list(cluster.recorder.events)
     if stop_reason == "limit":
         end_time = cluster.clock.now  # where it stopped: the chart must not show an idle stretch to until

@@ -36,7 +36,7 @@ from jobsetctl.kube.duration import DurationError, parse_duration
 from jobsetctl.kube.field import Path, duplicate, invalid, not_supported, path_string, required
 from jobsetctl.kube.names import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
-from jobsetctl.loader.objects import ObjectRecord
+from jobsetctl.loader.objects import ObjectRecord, request_too_large, too_large_message
 from jobsetctl.rules import core
 from jobsetctl.rules.interface import Rule
 from jobsetctl.rules.registry import define
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from jobsetctl.kueue.config import KueueConfiguration
 
 SCENARIO_API_VERSION = "jobsetctl.dev/v1alpha1"
-SCENARIO_KIND = "Scenario"
 _SPEC = "simulate: the Scenario file (jobsetctl simulate --help)"
 
 E = Severity.ERROR
@@ -108,10 +107,6 @@ TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 DEFAULT_MAX_PODS = "110"
 
 
-def is_scenario(obj: dict[str, Any]) -> bool:
-    """Whether a loaded document is a Scenario (by kind and the jobsetctl.dev group, any version)."""
-    api_version = obj.get("apiVersion")
-    return obj.get("kind") == SCENARIO_KIND and isinstance(api_version, str) and api_version.startswith("jobsetctl.dev/")
 
 
 # ---- the model ---------------------------------------------------------------------------------------
@@ -576,6 +571,10 @@ def _parse_submission(reader: _Reader, value: Any, at: Path, index: int, base: s
             reader.error(core.MISSING_TYPE,
                          f"document is missing {' and '.join(missing)}: every Kubernetes object needs apiVersion and kind",
                          where)
+            continue
+        if request_too_large(item):
+            # A Scenario is no API object: the API server's request limit applies to each object it submits.
+            reader.error(core.OBJECT_TOO_LARGE, too_large_message(), where)
             continue
         record = ObjectRecord(reader.record.document, reader.record.prefix + where, item)
         submission.records.append(record)

@@ -346,19 +346,23 @@ spec:
 
 
 @pytest.mark.parametrize(
-    ("replicas", "parallelism", "completions", "render_at", "render_what", "simulate_at", "simulate_what"),
+    ("replicas", "parallelism", "completions", "render_at", "render_what", "simulate_at", "simulate_what", "needed"),
     [
         # Regression: render and simulate of a billion replicas ran until killed (2.5 GB after a minute).
-        (1_000_000_000, 1, 1, (12, 5), "1,000,000,001 Jobs", (12, 5), "1,000,000,001 Jobs and 1,000,000,001 pods"),
-        (1, 1, 60_000, None, None, (16, 9), "2 Jobs and 60,001 pods"),
-        (10_000, 4, 4, None, None, (12, 5), "10,001 Jobs and 40,001 pods"),
+        (1_000_000_000, 1, 1, (12, 5), "1,000,000,001 Jobs", (12, 5), "1,000,000,001 Jobs and 1,000,000,001 pods",
+         ("2,000,000,004", "1,000,000,003")),
+        (1, 1, 60_000, None, None, (16, 9), "2 Jobs and 60,001 pods", ("60,005", None)),
+        (10_000, 4, 4, None, None, (12, 5), "10,001 Jobs and 40,001 pods", ("50,004", None)),
     ],
     ids=["billion-replicas", "many-completions", "just-over"],
 )
 def test_a_jobset_that_would_make_too_many_objects(
     tmp_path: Path, capsys: Capsys, replicas: int, parallelism: int, completions: int,
     render_at: tuple[int, int] | None, render_what: str | None, simulate_at: tuple[int, int], simulate_what: str,
+    needed: tuple[str, str | None],
 ) -> None:
+    """The refusal names the --max-objects value that lets the input run (issue 12): the JobSet, its headless
+    Service, its Jobs and (simulate, render --pods) their pods."""
     path = tmp_path / "jobset.yaml"
     path.write_text(JOBSET.replace("REPLICAS", str(replicas)).replace("PARALLELISM", str(parallelism))
                     .replace("COMPLETIONS", str(completions)))
@@ -366,7 +370,7 @@ def test_a_jobset_that_would_make_too_many_objects(
     assert simulate_rows(capsys, path) == [
         ("simulation-too-large", *simulate_at,
          f"spec.replicatedJobs[1].{field}: JobSet everything would make the controllers create {simulate_what}; "
-         "simulate models at most 50,000 objects (raise with --max-objects)"),
+         f"simulate models at most 50,000 objects: --max-objects {needed[0]} lets these inputs run"),
     ]
     rendered = cli(["render", str(path)], capsys)  # no --pods: only the Jobs count
     if render_at is None:
@@ -376,7 +380,8 @@ def test_a_jobset_that_would_make_too_many_objects(
     assert rendered.stderr.splitlines()[:2] == [
         str(path),
         f"  {render_at[0]}:{render_at[1]}  error   spec.replicatedJobs[1].replicas: JobSet everything would make the "
-        f"controllers create {render_what}; render models at most 50,000 objects (raise with --max-objects)  [input/simulation-too-large]",
+        f"controllers create {render_what}; render models at most 50,000 objects: --max-objects {needed[1]} lets "
+        "these inputs run  [input/simulation-too-large]",
     ]
 
 
@@ -384,15 +389,22 @@ def test_max_objects_moves_the_limit_both_ways(tmp_path: Path, capsys: Capsys) -
     """``--max-objects``: a larger run is legitimate when asked for; a smaller guard bites earlier."""
     path = tmp_path / "jobset.yaml"
     path.write_text(JOBSET.replace("REPLICAS", "100").replace("PARALLELISM", "1").replace("COMPLETIONS", "1"))
-    # 101 Jobs and 101 pods: within the default, beyond a limit of 150 (no hint when the user set it).
+    # The JobSet, its Service, 101 Jobs and 101 pods: within the default, beyond a limit of 150; exactly 204
+    # lets it run, 203 does not (issue 12: the refusal says the value).
     assert cli(["simulate", "-o", "json", str(path)], capsys).status == ExitStatus.SUCCESS
+    refusal = ("spec.replicatedJobs[1].replicas: JobSet everything would make the controllers create 101 Jobs and "
+               "101 pods; simulate models at most {limit} objects: --max-objects 204 lets these inputs run")
     assert simulate_rows(capsys, path, "--max-objects", "150") == [
-        ("simulation-too-large", 12, 5, "spec.replicatedJobs[1].replicas: JobSet everything would make the "
-                                        "controllers create 101 Jobs and 101 pods; simulate models at most 150 objects"),
+        ("simulation-too-large", 12, 5, refusal.format(limit=150)),
     ]
+    assert simulate_rows(capsys, path, "--max-objects", "203") == [
+        ("simulation-too-large", 12, 5, refusal.format(limit=203)),
+    ]
+    assert cli(["simulate", "-o", "json", "--max-objects", "204", str(path)], capsys).status == ExitStatus.SUCCESS
     rendered = cli(["render", "--pods", "--max-objects", "150", str(path)], capsys)
     assert rendered.status == ExitStatus.FINDINGS and rendered.stdout == ""
-    assert "render models at most 150 objects  [input/simulation-too-large]" in rendered.stderr
+    assert "render models at most 150 objects: --max-objects 204 lets these inputs run  [input/simulation-too-large]" \
+        in rendered.stderr
     assert cli(["render", "--pods", "--max-objects", "250", str(path)], capsys).status == ExitStatus.SUCCESS
     bad = cli(["simulate", "--max-objects", "0", str(path)], capsys)
     assert bad.status == ExitStatus.USAGE and "--max-objects" in bad.stderr
@@ -405,13 +417,15 @@ def test_a_trainjob_of_too_many_nodes(tmp_path: Path, capsys: Capsys) -> None:
     path.write_text(text.replace("    numNodes: 2\n", "    numNodes: 60000\n"))
     assert simulate_rows(capsys, path) == [
         ("simulation-too-large", 16, 5, "spec.trainer.numNodes: TrainJob seed-trainjob would make the controllers "
-                                        "create 60,000 pods; simulate models at most 50,000 objects (raise with --max-objects)"),
+                                        "create 60,000 pods; simulate models at most 50,000 objects: these inputs "
+                                        "need --max-objects 60,003 at least (their runtimes or claims may add more)"),
     ]
     rendered = cli(["render", "--pods", str(path)], capsys)
     assert rendered.status == ExitStatus.FINDINGS and rendered.stdout == ""
     assert rendered.stderr.splitlines()[1] == (
         "  16:5  error   spec.trainer.numNodes: TrainJob seed-trainjob would make the controllers create 60,000 pods; "
-        "render models at most 50,000 objects (raise with --max-objects)  [input/simulation-too-large]")
+        "render models at most 50,000 objects: these inputs need --max-objects 60,003 at least (their runtimes or "
+        "claims may add more)  [input/simulation-too-large]")
 
 
 def test_max_objects_help_names_the_default_the_guard_uses() -> None:

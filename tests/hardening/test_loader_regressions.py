@@ -191,3 +191,30 @@ def test_an_object_over_the_request_limit_is_refused_as_the_api_server_does(tmp_
         ("object-too-large", 1, 1, "Request entity too large: limit is 3145728"),
         ("unknown-kind", 40_007, 1, "ConfigMap (v1) is not a kind jobsetctl checks; passed over"),
     ]
+
+
+def _scenario_with_configmaps(path: Path, sizes: list[int]) -> None:
+    """A Scenario submitting, at time zero, one ConfigMap per entry of ``sizes`` (data keys of 80 bytes)."""
+    with open(path, "w") as handle:
+        handle.write("apiVersion: jobsetctl.dev/v1alpha1\nkind: Scenario\nmetadata: {name: big}\nspec:\n"
+                     "  nodes: [{name: pool, count: 1, capacity: {cpu: '4', memory: 16Gi}}]\n"
+                     "  submit:\n  - at: 0s\n    objects:\n")
+        for index, keys in enumerate(sizes):
+            handle.write(f"    - apiVersion: v1\n      kind: ConfigMap\n      metadata: {{name: c{index}}}\n      data:\n")
+            for i in range(keys):
+                handle.write(f"        k{i}: {'x' * 80}\n")
+
+
+def test_a_scenario_is_no_api_object_but_each_object_it_submits_is(tmp_path: Path) -> None:
+    """Issue 12: the request limit applies to each object a Scenario submits, not to the Scenario file: a
+    4 MB Scenario of small objects runs; an inline object over 3 MiB is refused at its position."""
+    from jobsetctl.simulate.inputs import load_inputs
+
+    fine = tmp_path / "fine.yaml"
+    _scenario_with_configmaps(fine, [1_000] * 45)
+    assert os.path.getsize(fine) > 4_000_000
+    assert [d.rule for d in load_inputs([str(fine)], None).diagnostics if d.severity.name == "ERROR"] == []
+    big = tmp_path / "big.yaml"
+    _scenario_with_configmaps(big, [10, 40_000])  # the second object starts at line 23
+    found = [(d.rule, d.line, d.message) for d in load_inputs([str(big)], None).diagnostics]
+    assert found == [("object-too-large", 23, "Request entity too large: limit is 3145728")]

@@ -11,6 +11,15 @@ def _attempts(sim: Sim, key: str) -> list[float]:
     return [t for t, subject, _ in sim.scheduler.attempt_log if subject == key]
 
 
+def _pod_that_never_fits(sim: Sim) -> None:
+    """Pod ``p`` fits no node: n1 is too small, n0 has a taint it does not tolerate. Refused for more than
+    room alone, it is not held back by the room gate (:mod:`jobsetctl.fakecluster.scheduler.requeue`), so a
+    node event moves it, as NodeResourcesFit registered node events; the queue mechanics show."""
+    sim.node("n0", cpu="4", taints=[{"key": "dedicated", "value": "other", "effect": "NoSchedule"}])
+    sim.node("n1", cpu="1")
+    sim.pod("p", cpu="2")
+
+
 def _touch_node(sim: Sim, name: str, label: str) -> Any:
     """A node update (new label): a NodeUpdate event that moves pods NodeResourcesFit rejected."""
     def action() -> None:
@@ -35,8 +44,7 @@ def test_quirk_pop_from_backoff_q_retries_at_once_when_active_q_is_empty(make_si
     """KEP-5142 (SchedulerPopFromBackoffQ, beta and on since 1.33): a pod moved into backoffQ by an event
     is popped immediately when nothing else is active — its 1 s backoff does not delay it."""
     sim = make_sim()
-    sim.node("n1", cpu="1")
-    sim.pod("p", cpu="2")
+    _pod_that_never_fits(sim)
     sim.at(0.5, _touch_node(sim, "n1", "a"))
     sim.run(5)
     assert _attempts(sim, "default/p") == [0, 0.5]
@@ -44,8 +52,7 @@ def test_quirk_pop_from_backoff_q_retries_at_once_when_active_q_is_empty(make_si
 
 def test_classic_backoff_doubles_from_one_second_to_ten(make_sim: SimFactory) -> None:
     sim = make_sim(scheduler={"popFromBackoffQ": False})
-    sim.node("n1", cpu="1")
-    sim.pod("p", cpu="2")
+    _pod_that_never_fits(sim)
     for i, when in enumerate((0.5, 1.5, 3.5, 7.5, 15.5, 25.5)):
         sim.at(when, _touch_node(sim, "n1", f"l{i}"))
     sim.run(60)
@@ -55,8 +62,7 @@ def test_classic_backoff_doubles_from_one_second_to_ten(make_sim: SimFactory) ->
 
 def test_event_after_the_backoff_moves_straight_to_active(make_sim: SimFactory) -> None:
     sim = make_sim(scheduler={"popFromBackoffQ": False})
-    sim.node("n1", cpu="1")
-    sim.pod("p", cpu="2")
+    _pod_that_never_fits(sim)
     sim.at(4, _touch_node(sim, "n1", "late"))
     sim.run(10)
     assert _attempts(sim, "default/p") == [0, 4]

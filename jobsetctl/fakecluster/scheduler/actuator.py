@@ -73,6 +73,9 @@ class Actuator:
         self.s = scheduler
         #: Last Unschedulable text per pod uid / group key (events only when it changes).
         self.last_pod_message: dict[str, str] = {}
+        #: Where that text was recorded per pod uid: (timeline event, Kubernetes Event) indexes, which an
+        #: identical failure counts again (:meth:`Recorder.repeat`).
+        self._pod_event_at: dict[str, tuple[int, int]] = {}
         self._timestamp: tuple[float, str] = (-1.0, "")
 
     def timestamp(self) -> str:
@@ -92,7 +95,7 @@ class Actuator:
         status = obj.setdefault("status", {})
         status.pop("nominatedNodeName", None)
         pod.started = s.clock.now if pod.started is None else pod.started
-        self.last_pod_message.pop(pod.uid, None)
+        self.forget_pod(pod.uid)
         if pod.uid in s.snapshot.nominated:
             s.snapshot.nominate(pod, None)
         s.recorder.record_for(obj, "Scheduled", node=node_name)
@@ -107,10 +110,21 @@ class Actuator:
         changed = set_condition(pod.obj, "PodScheduled", "False", reason, message, self.timestamp())
         if self.last_pod_message.get(pod.uid) != message:
             self.last_pod_message[pod.uid] = message
+            self._pod_event_at[pod.uid] = (len(s.recorder.events), len(s.recorder.kube_events))
             s.recorder.record_for(pod.obj, "Unschedulable", reason=reason, message=message)
             s.recorder.kube_event(pod.obj, "Warning", "FailedScheduling", message)
+        else:
+            # The same failure again: one event with a count, as the events API aggregates repeats.
+            event_at, kube_at = self._pod_event_at[pod.uid]
+            s.recorder.repeat(event_at)
+            s.recorder.repeat_kube_event(kube_at)
         if changed:
             s.api.update_status(pod.obj)
+
+    def forget_pod(self, uid: str) -> None:
+        """The pod was bound or is gone: its next failure, if any, is a new event."""
+        self.last_pod_message.pop(uid, None)
+        self._pod_event_at.pop(uid, None)
 
     def nominate(self, pod: PodInfo, node_name: str | None) -> None:
         """Set or clear ``status.nominatedNodeName``."""
@@ -158,6 +172,7 @@ class Actuator:
             message = "domain " + ", ".join(domains) if domains else None
             self._record_group(state.key, "Scheduled", message=message)
             state.last_message = None
+            state.last_event_at = None
         self._group_condition(state, True, "Scheduled", "")
 
     def group_unschedulable(self, state: GroupState, message: str, *, error: bool = False,
@@ -176,7 +191,10 @@ class Actuator:
             state.preempted_in_cycle = None
         if state.last_message != message or retried:
             state.last_message = message
+            state.last_event_at = len(self.s.recorder.events)
             self._record_group(state.key, "Unschedulable", reason=reason, message=message)
+        elif state.last_event_at is not None:
+            self.s.recorder.repeat(state.last_event_at)
         self._group_condition(state, False, reason, message)
 
     def group_preempted(self, state: GroupState, preemptor: str) -> None:

@@ -49,6 +49,8 @@ class StaticResult:
     passing_names: frozenset[str]
     candidates: frozenset[str]
     failures: dict[str, Status] | None = None
+    #: The reason histogram of ``failures`` (a :class:`Diagnosis` without nodes), once asked for.
+    failure_counts: Diagnosis | None = None
 
 
 @dataclass(slots=True)
@@ -261,32 +263,71 @@ class Framework:
                     return node
         return None
 
-    def diagnose(self, state: CycleState, prefilter: Status | None = None) -> Diagnosis:
-        """Per-node failure statuses (the pod fits nowhere) and the reason histogram."""
+    def diagnose(self, state: CycleState, prefilter: Status | None = None, *, per_node: bool = True) -> Diagnosis:
+        """Per-node failure statuses (the pod fits nowhere) and the reason histogram. With ``per_node``
+        false only the histogram is made (the text of a ``FitError``), in time proportional to the usage
+        buckets rather than to the nodes: what a group's failure message needs, many times per run."""
         snapshot = self.handle.snapshot
         scope = state.restrict.nodes if state.restrict is not None else snapshot.ordered_nodes()
         diagnosis = Diagnosis(len(scope))
         if prefilter is not None:
             diagnosis.prefilter_msg = prefilter.message
             diagnosis.unschedulable_plugins.add(prefilter.plugin)
-            for node in scope:
-                diagnosis.node_status[node.name] = prefilter
+            if per_node:
+                for node in scope:
+                    diagnosis.node_status[node.name] = prefilter
             return diagnosis
-        in_scope = None if state.restrict is None else {n.name for n in scope}
-        for name, status in self.static_failures(state).items():
-            if in_scope is None or name in in_scope:
-                diagnosis.add(name, status)
+        self._static_diagnosis(state, diagnosis, per_node)
         dynamic = self.dynamic_filters(state.pod)
         node_set = self.candidates(state)
         if node_set.index is not None:
+            any_nominated = bool(snapshot.nominated)
             for bucket in node_set.index.buckets.values():
                 shared = self.fit.check(state.pod, bucket.sample())
-                for node in bucket.ordered():
-                    self._diagnose_node(state, node, diagnosis, dynamic, shared)
+                if shared is None or dynamic:
+                    for node in bucket.ordered():
+                        self._diagnose_node(state, node, diagnosis, dynamic, shared)
+                    continue
+                # Every node of a bucket fails resource fit the same way (same capacity, same usage), but
+                # for the ones with nominated pods: one status for the lot, not a call per node.
+                if not per_node and not any_nominated:
+                    diagnosis.count(len(bucket.members), shared)
+                    continue
+                alike: list[str] = []
+                for node in bucket.members.values():
+                    if node.nominated:
+                        self._diagnose_node(state, node, diagnosis, dynamic, shared)
+                    else:
+                        alike.append(node.name)
+                if per_node:
+                    diagnosis.add_many(alike, shared)
+                else:
+                    diagnosis.count(len(alike), shared)
         else:
             for node in node_set.nodes:
                 self._diagnose_node(state, node, diagnosis, dynamic, self.fit.check(state.pod, node))
         return diagnosis
+
+    def _static_diagnosis(self, state: CycleState, diagnosis: Diagnosis, per_node: bool) -> None:
+        """The nodes the static filters reject, in the attempt's scope."""
+        static = self.static_result(state)
+        if state.restrict is None and not per_node:
+            if static.failure_counts is None:
+                counted = Diagnosis(0)
+                for status in self.static_failures(state).values():
+                    counted.count(1, status)
+                static.failure_counts = counted
+            for reason, count in static.failure_counts.reasons.items():
+                diagnosis.reasons[reason] = diagnosis.reasons.get(reason, 0) + count
+            diagnosis.unschedulable_plugins |= static.failure_counts.unschedulable_plugins
+            return
+        failures = self.static_failures(state)
+        if not failures:
+            return
+        in_scope = None if state.restrict is None else {n.name for n in state.restrict.nodes}
+        for name, status in failures.items():
+            if in_scope is None or name in in_scope:
+                diagnosis.add(name, status)
 
     def _diagnose_node(
         self, state: CycleState, node: NodeInfo, diagnosis: Diagnosis, dynamic: list[FilterPlugin],

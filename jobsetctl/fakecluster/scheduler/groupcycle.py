@@ -43,11 +43,12 @@ from jobsetctl.fakecluster.scheduler.groups import (
     group_cycle_gates_on,
     parse_group_spec,
 )
-from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, Diagnosis
+from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, Diagnosis, Status
 from jobsetctl.fakecluster.scheduler.placement import Placement, Placer
 from jobsetctl.fakecluster.scheduler.plugins.volcano import task_of
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, mapping
 from jobsetctl.fakecluster.scheduler.queue import ACTIVE, BACKOFF, GATED, IN_FLIGHT, UNSCHEDULABLE, QueuedItem
+from jobsetctl.fakecluster.scheduler.requeue import FitClass
 from jobsetctl.fakecluster.scheduler.victims import PODGROUP, Units, VictimUnit
 from jobsetctl.fakecluster.scheduler.workloadpreemption import (
     Attempt,
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
     from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
 
 MEMBER = "member"
+#: ``CycleState.data`` key of a failed pod's cached diagnosis (:meth:`GroupCycle.diagnosis`).
+DIAGNOSIS_KEY = "group-cycle-diagnosis"
 PRIORITY_MISMATCH = "all pods in a single pod group should match the priority of the pod group"
 SCHEDULER_MISMATCH = "all pods in a single pod group should use the same scheduler"
 #: ``runWorkloadAwarePreemption`` (1.36) refuses groups with a topology constraint.
@@ -81,6 +84,8 @@ class GroupCycle:
         self.trees = CompositeTrees(scheduler, self)
         #: 1.37: member pod items held by their group entry, per entry (root) key.
         self.held: dict[GroupKey, dict[str, QueuedItem]] = {}
+        #: The entry (root) key that last captured each member pod, by uid.
+        self.holder: dict[str, GroupKey] = {}
         scheduler.queue.on_activate = self._capture
         default = scheduler.profiles["default-scheduler"]
         preemption = default.plugin("DefaultPreemption")
@@ -106,6 +111,15 @@ class GroupCycle:
     def entry_key(self, group: GroupKey) -> GroupKey:
         return self.trees.root_of(group)
 
+    def same_hierarchy(self, pod_group: GroupKey | None, other: GroupKey) -> bool:
+        """``areSameHierarchy`` of the gang plugin: the two groups have one root (a 1.35 Workload object
+        answers for every gang it defines)."""
+        if pod_group is None:
+            return False
+        if other[0] == WORKLOAD_GROUP and len(other) == 3:
+            return pod_group[:3] == other
+        return self.entry_key(pod_group) == self.entry_key(other)
+
     def _capture(self, item: QueuedItem) -> bool:
         """1.37: a member pod entering activeQ is held by its group's entry instead."""
         if item.payload is not None or not self.workload_cycle():
@@ -116,6 +130,7 @@ class GroupCycle:
         root = self.entry_key(pod.group)
         self.s.queue.hold(item, MEMBER)
         self.held.setdefault(root, {})[item.key] = item
+        self.holder[item.key] = root
         self._ensure_entry(root, item.timestamp)
         return True
 
@@ -140,6 +155,7 @@ class GroupCycle:
                                          s.clock.timestamp()))
         if event.type == WatchType.DELETED:
             s.groups.remove_object(key)
+            self.units.group_changed(key)
             return False
         previous_min = None
         if event.type == WatchType.MODIFIED and event.old is not None:
@@ -147,6 +163,7 @@ class GroupCycle:
             old_spec = parse_group_spec(key, event.old, s.gates, s.version)
             previous_min = old_spec.min_count
         states = s.groups.upsert_object(key, event.obj, created)
+        self.units.group_changed(key)
         if key[0] in (COSCHED, VOLCANO_GROUP) and event.type == WatchType.ADDED:
             status = mapping(event.obj.get("status"))
             if not status.get("phase"):
@@ -162,9 +179,9 @@ class GroupCycle:
             new_min = parse_group_spec(key, event.obj, s.gates, s.version).min_count
             if previous_min is None or new_min >= previous_min:
                 return False  # only a minCount (minGroupCount) decrease can help a waiting group (1.37)
-            s.move(ClusterEvent.GROUP_UPDATE)
+            s.move(ClusterEvent.GROUP_UPDATE, group=key)
         else:
-            s.move(ClusterEvent.GROUP_ADD)
+            s.move(ClusterEvent.GROUP_ADD, group=key)
         return s.pod_cycle.recheck_gated(pods) or bool(pods)
 
     def on_volcano_queue(self) -> bool:
@@ -204,8 +221,9 @@ class GroupCycle:
 
     def member_gone(self, pod: PodInfo) -> None:
         state = self.s.groups.forget(pod)
-        for held in self.held.values():
-            held.pop(pod.uid, None)
+        root = self.holder.pop(pod.uid, None)
+        if root is not None:
+            self.held.get(root, {}).pop(pod.uid, None)
         if state is None:
             return
         phase = (pod.obj.get("status") or {}).get("phase")
@@ -322,13 +340,16 @@ class GroupCycle:
             self.succeed(state, items, entry, placement, again=s.version is KubeVersion.V1_37)
             return
         note = self.why(spec, placement, bound_nodes, need)
-        per_pod_text = {uid: messages.fit_error(d) for uid, d in self.diagnoses(placement).items()}
+        diagnoses = self.diagnoses(placement)
+        per_pod_text = {uid: messages.fit_error(d) for uid, d in diagnoses.items()}
         per_pod_text.update(attempt.per_pod)
+        rejectors = self.rejectors(diagnoses)
         placed_nodes = {pod.uid: node.name for pod, node in placement.placed}
         self.placer.rollback(placement)
         self.algorithm.restore(attempt)
         message = attempt.message
         nominations: dict[str, str | None] = dict(attempt.nominations)
+        result: PreemptionResult | None = None
         if attempt.waiting:
             # 1.36: the pods that found a node are nominated to it (``SuggestedHost``).
             nominations.update(placed_nodes)
@@ -343,9 +364,38 @@ class GroupCycle:
                         nominations = {p.uid: None for p in pods}
                         nominations.update({pod.uid: node for pod, node in result.nominations})
         failed = {pod.uid for pod, _state, _prefilter in placement.failed}
+        if entry is not None:
+            preempting = attempt.waiting or bool(attempt.nominations) or (result is not None and result.ok)
+            room = self.room_class(spec, pods, bound_nodes, need, placement) if not preempting else None
+            s.requeue.classify(entry, room, pods[0] if pods else None)
         self.fail(state, items, entry, message, note=note,
                   per_pod={uid: text for uid, text in per_pod_text.items() if uid in failed},
-                  nominations=nominations)
+                  nominations=nominations, plugins=rejectors)
+
+    def rejectors(self, diagnoses: dict[str, Diagnosis]) -> frozenset[str]:
+        """The plugins that rejected a group whose placement failed: those that rejected its pods, and the
+        gang plugin whose PlacementFeasible ended the pass; the events they registered for may help it."""
+        found: set[str] = set()
+        for diagnosis in diagnoses.values():
+            found |= diagnosis.unschedulable_plugins
+        return frozenset(found | {"GangScheduling"}) if found else REQUEUE_PLUGINS
+
+    def room_class(self, spec: GroupSpec, pods: list[PodInfo], bound_nodes: list[str], need: int,
+                   placement: Placement) -> FitClass | None:
+        """What the group waits for when room alone is what it lacked (see :mod:`.requeue`): one pod
+        signature, no affinity terms, nothing bound yet, no PreFilter rejection, no nominations."""
+        s = self.s
+        if bound_nodes or len(pods) < max(need, 1) or not s.requeue.gate_holds():
+            return None  # fewer pods than minCount wait for pods, not for room
+        first = pods[0]
+        if any(p.static is not first.static or p.has_affinity_terms for p in pods):
+            return None
+        if any(prefilter is not None for _pod, _state, prefilter in placement.failed):
+            return None
+        priority = spec.priority if spec.priority is not None else max(p.priority for p in pods)
+        never = spec.preempt_never or any(p.preempt_never for p in pods)
+        can_preempt = wap_enabled(s) and not never and not (s.version is KubeVersion.V1_36 and spec.topology_key)
+        return FitClass(first.static.key, spec.topology_key, need, priority, can_preempt)
 
     def with_preemption(self, message: str, result: PreemptionResult) -> str:
         """The group's status with the preemption status appended (see :mod:`.groupstatus`)."""
@@ -431,7 +481,8 @@ class GroupCycle:
 
     def fail(self, state: GroupState, items: dict[str, QueuedItem], entry: QueuedItem | None, message: str, *,
              error: bool = False, per_pod: dict[str, str] | None = None, note: str | None = None,
-             reason: str | None = None, nominations: dict[str, str | None] | None = None) -> None:
+             reason: str | None = None, nominations: dict[str, str | None] | None = None,
+             plugins: frozenset[str] = REQUEUE_PLUGINS) -> None:
         """Nothing binds. The group's condition and every pod carry ``message`` (the upstream status),
         except pods in ``per_pod`` (their own failure); ``note`` is the timeline's explanation."""
         s = self.s
@@ -447,16 +498,26 @@ class GroupCycle:
             if nominations is not None and uid in nominations:
                 s.actuator.nominate(pod, nominations[uid])
             if entry is None:
-                s.queue.requeue(item, s.clock.now, REQUEUE_PLUGINS, error=error,
-                                change_counter=s.snapshot.change_counter)
+                s.queue.requeue(item, s.clock.now, plugins, error=error, change_counter=s.snapshot.change_counter)
         if entry is not None:
-            s.queue.requeue(entry, s.clock.now, REQUEUE_PLUGINS, error=error, change_counter=s.snapshot.change_counter)
+            s.queue.requeue(entry, s.clock.now, plugins, error=error, change_counter=s.snapshot.change_counter)
 
     # ---- messages ----------------------------------------------------------------------------------
     def diagnoses(self, placement: Placement) -> dict[str, Diagnosis]:
         """Filter results of every pod that found no node, evaluated in the placement's scope."""
-        return {pod.uid: self.s.framework_for(pod).diagnose(state, prefilter)
-                for pod, state, prefilter in placement.failed}
+        return {pod.uid: self.diagnosis(state, prefilter) for pod, state, prefilter in placement.failed}
+
+    def diagnosis(self, state: CycleState, prefilter: Status | None) -> Diagnosis:
+        """The reason histogram of a pod of the cycle that found no node (for the texts: no per-node
+        statuses), made once per pod and cache state however often the texts ask."""
+        counter = self.s.snapshot.change_counter
+        cached = state.data.get(DIAGNOSIS_KEY)
+        if cached is not None and cached[0] == counter:
+            found: Diagnosis = cached[1]
+            return found
+        made = self.s.framework_for(state.pod).diagnose(state, prefilter, per_node=False)
+        state.data[DIAGNOSIS_KEY] = (counter, made)
+        return made
 
     def failure_messages(self, placement: Placement) -> dict[str, str]:
         """FitError text of every pod that found no node, evaluated in the placement's scope."""
@@ -470,11 +531,11 @@ class GroupCycle:
         failed = max(len(placement.failed), need - placed)
         reason = ""
         if placement.failed:
-            pod, state, prefilter = placement.failed[0]
+            _pod, state, prefilter = placement.failed[0]
             if prefilter is not None:
                 reason = prefilter.message
             else:
-                diagnosis = self.s.framework_for(pod).diagnose(state, None)
+                diagnosis = self.diagnosis(state, None)
                 if diagnosis.reasons:
                     reason = min(diagnosis.reasons.items(), key=lambda kv: (-kv[1], kv[0]))[0]
         where = f" in {placement.focus}" if placement.focus is not None else ""

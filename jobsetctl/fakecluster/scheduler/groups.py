@@ -174,6 +174,8 @@ class GroupState:
     #: Whether the group's ``Scheduled`` event was recorded for its current run.
     scheduled: bool = False
     last_message: str | None = None
+    #: Index of the timeline event that recorded ``last_message`` (repeats are counted there).
+    last_event_at: int | None = None
     #: The scheduling cycle in which the group (or a member, per pod) last preempted: its first failure in
     #: a later cycle is recorded even with an unchanged text, so the timeline shows the retry once the
     #: victims are gone (invariant 7, :mod:`jobsetctl.fakecluster.invariants`).

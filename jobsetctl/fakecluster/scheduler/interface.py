@@ -123,6 +123,23 @@ class Diagnosis:
         if status.plugin:
             self.unschedulable_plugins.add(status.plugin)
 
+    def add_many(self, node_names: list[str], status: Status) -> None:
+        """:meth:`add` for several nodes with one status (a usage bucket of identical nodes)."""
+        if not node_names:
+            return
+        self.node_status.update(dict.fromkeys(node_names, status))
+        self.count(len(node_names), status)
+
+    def count(self, nodes: int, status: Status) -> None:
+        """``nodes`` nodes failed with ``status``, for the message only (``node_status`` is not filled: a
+        diagnosis made for a group's status text, which preemption does not read)."""
+        if nodes <= 0:
+            return
+        for reason in status.reasons:
+            self.reasons[reason] = self.reasons.get(reason, 0) + nodes
+        if status.plugin:
+            self.unschedulable_plugins.add(status.plugin)
+
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:

@@ -17,6 +17,7 @@ from jobsetctl.fakecluster.scheduler.groups import COSCHED
 from jobsetctl.fakecluster.scheduler.interface import Code, CycleState, Diagnosis, Status
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
 from jobsetctl.fakecluster.scheduler.queue import GATED, QueuedItem
+from jobsetctl.fakecluster.scheduler.requeue import FitClass
 from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
 
 if TYPE_CHECKING:
@@ -125,10 +126,21 @@ class PodCycle:
         diagnosis.postfilter_msg = ", ".join(m for m in messages_ if m)
         if nominated is not None:
             s.actuator.nominate(pod, nominated or None)
+        s.requeue.classify(item, self._room_class(pod, framework, diagnosis, prefilter), pod)
         s.fail_pod(item, pod, messages.fit_error(diagnosis), diagnosis.unschedulable_plugins)
         if pod.group is not None:
             s.group_cycle.pod_failed(pod, diagnosis)
         return diagnosis
+
+    def _room_class(self, pod: PodInfo, framework: Framework, diagnosis: Diagnosis,
+                    prefilter: Status | None) -> FitClass | None:
+        """What a pod waits for when every node refused it for room alone (see :mod:`.requeue`)."""
+        s = self.s
+        if (prefilter is not None or pod.group is not None or pod.has_affinity_terms
+                or diagnosis.unschedulable_plugins != {framework.fit.name} or not s.requeue.gate_holds()):
+            return None
+        can_preempt = not pod.preempt_never and any(p.applies_to(pod) for p in framework.profile.post_filter)
+        return FitClass(pod.static.key, None, 1, pod.priority, can_preempt)
 
     def assume_and_bind(self, item: QueuedItem, state: CycleState, node: NodeInfo, framework: Framework) -> None:
         """Reserve, Permit and (unless waiting) Bind a pod on the chosen node."""

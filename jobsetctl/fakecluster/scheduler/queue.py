@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,11 @@ class QueuedItem:
     #: The watch event that let the item into activeQ, straight or released by PreEnqueue
     #: (see :meth:`SchedulingQueue.ungate`).
     released: int = 0
+    #: Order of entry into the unschedulable pool (the pool's iteration order).
+    pool_seq: int = 0
+    #: What the item's last failure lacked, when it was room alone (:class:`.requeue.FitClass`): events that
+    #: free room release it only when enough is free for it (:mod:`.requeue`).
+    fit_class: Any = None
 
     def backoff_duration(self) -> float:
         duration = INITIAL_BACKOFF
@@ -107,8 +112,15 @@ class SchedulingQueue:
     scheduling_cycle: int = 0
     #: The unschedulable pool, by key (only it is scanned on cluster events).
     pool: dict[Any, QueuedItem] = field(default_factory=dict)
+    #: (leftover flush due time, pool_seq, token, item) of pooled items: the flush and the next wake-up
+    #: look at the earliest ones only, not at the whole pool on every cycle.
+    _leftover: list[tuple[float, int, int, QueuedItem]] = field(default_factory=list)
+    _pool_seq: Iterator[int] = field(default_factory=itertools.count)
     #: Called before an item enters activeQ; returning True means the caller took it (1.37 group members).
     on_activate: Callable[[QueuedItem], bool] | None = None
+    #: Called with (item, True) when an item enters the unschedulable pool and (item, False) when it
+    #: leaves it: the scheduler indexes pooled items by the events that may help them (:mod:`.requeue`).
+    on_pool: Callable[[QueuedItem, bool], None] | None = None
 
     # ---- membership --------------------------------------------------------------------------------
     def __contains__(self, key: Any) -> bool:
@@ -127,19 +139,37 @@ class SchedulingQueue:
 
     def remove(self, key: Any) -> QueuedItem | None:
         item = self.items.pop(key, None)
-        self.pool.pop(key, None)
+        pooled = self.pool.pop(key, None)
+        if pooled is not None and self.on_pool is not None:
+            self.on_pool(pooled, False)
         if item is not None:
             item.where = ""
             item.token += 1
         return item
 
     def _set(self, item: QueuedItem, where: str) -> None:
-        if item.where == UNSCHEDULABLE and where != UNSCHEDULABLE:
-            self.pool.pop(item.key, None)
+        pooled = item.where == UNSCHEDULABLE
+        if pooled:
+            if where != UNSCHEDULABLE:
+                self.pool.pop(item.key, None)
+            if self.on_pool is not None:
+                self.on_pool(item, False)
         item.where = where
         item.token += 1
         if where == UNSCHEDULABLE:
+            if item.key not in self.pool:
+                item.pool_seq = next(self._pool_seq)
             self.pool[item.key] = item
+            self._schedule_leftover(item)
+            if self.on_pool is not None:
+                self.on_pool(item, True)
+
+    def _schedule_leftover(self, item: QueuedItem) -> None:
+        heapq.heappush(self._leftover, (self.leftover_due(item), item.pool_seq, item.token, item))
+
+    def _leftover_valid(self, entry: tuple[float, int, int, QueuedItem]) -> bool:
+        due, _, token, item = entry
+        return item.where == UNSCHEDULABLE and item.token == token and self.leftover_due(item) == due
 
     def in_state(self, where: str) -> list[QueuedItem]:
         return [item for item in self.items.values() if item.where == where]
@@ -183,6 +213,7 @@ class SchedulingQueue:
 
     def _start(self, item: QueuedItem) -> QueuedItem:
         self._set(item, IN_FLIGHT)
+        item.fit_class = None  # set again by a failure that leaves the item waiting for room
         item.attempts += 1
         self.scheduling_cycle += 1
         item.cycle = self.scheduling_cycle
@@ -244,15 +275,27 @@ class SchedulingQueue:
             self._push_active(item)
 
     # ---- moves -------------------------------------------------------------------------------------
-    def move(self, event: ClusterEvent, interested: Callable[[QueuedItem, ClusterEvent], bool], now: float) -> int:
-        """Move unschedulable items whose rejecting plugins care about ``event``; returns how many."""
+    def move(self, event: ClusterEvent, interested: Callable[[QueuedItem, ClusterEvent], bool], now: float,
+             candidates: Iterable[QueuedItem] | None = None) -> int:
+        """Move unschedulable items whose rejecting plugins care about ``event``; returns how many.
+        ``candidates``: the pooled items that may care (an index's answer), else the whole pool; they are
+        looked at in the pool's order either way."""
         self.move_request_cycle = self.scheduling_cycle
+        if candidates is None:
+            items = list(self.pool.values())
+        else:
+            items = sorted((it for it in candidates if it.where == UNSCHEDULABLE), key=lambda it: it.pool_seq)
         moved = 0
-        for item in list(self.pool.values()):
-            if item.frozen_at != now and interested(item, event):
+        for item in items:
+            if item.where == UNSCHEDULABLE and item.frozen_at != now and interested(item, event):
                 self._leave_unschedulable(item, now)
                 moved += 1
         return moved
+
+    def release(self, item: QueuedItem, now: float) -> None:
+        """Out of the pool as a move would take it (to activeQ, or backoffQ while it backs off)."""
+        if item.where == UNSCHEDULABLE and item.frozen_at != now:
+            self._leave_unschedulable(item, now)
 
     def activate(self, key: Any, now: float | None = None) -> None:
         """``Handle.Activate``: straight to activeQ from the pool or backoffQ (not from the gate)."""
@@ -281,13 +324,20 @@ class SchedulingQueue:
     def flush_unschedulable(self, now: float, change_counter: int) -> None:
         """``flushUnschedulablePodsLeftover``. Items parked with no cluster change since are left alone:
         with the same state a retry would fail the same way (the scheduler is deterministic), and
-        skipping it lets a quiet simulation end instead of retrying forever every five minutes."""
-        for item in list(self.pool.values()):
-            if self.leftover_due(item) <= now:
-                if item.parked_at_change == change_counter:
-                    item.timestamp = now  # restart the clock without an attempt
-                    continue
-                self._leave_unschedulable(item, now)
+        skipping it lets a quiet simulation end instead of retrying forever every five minutes. Due items
+        go in the pool's order."""
+        heap = self._leftover
+        due: list[QueuedItem] = []
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)
+            if self._leftover_valid(entry):
+                due.append(entry[3])
+        for item in sorted(due, key=lambda it: it.pool_seq):
+            if item.parked_at_change == change_counter:
+                item.timestamp = now  # restart the clock without an attempt
+                self._schedule_leftover(item)
+                continue
+            self._leave_unschedulable(item, now)
 
     @staticmethod
     def leftover_due(item: QueuedItem) -> float:
@@ -300,9 +350,20 @@ class SchedulingQueue:
         for expiry, _, token, item in self._backoff:
             if item.where == BACKOFF and item.token == token:
                 times.append(expiry)
-        for item in self.pool.values():
-            if item.parked_at_change != change_counter:
-                times.append(self.leftover_due(item))
+        heap = self._leftover
+        quiet: list[tuple[float, int, int, QueuedItem]] = []
+        while heap:
+            entry = heap[0]
+            if not self._leftover_valid(entry):
+                heapq.heappop(heap)
+                continue
+            if entry[3].parked_at_change == change_counter:
+                quiet.append(heapq.heappop(heap))  # not due for a retry until something changes
+                continue
+            times.append(entry[0])
+            break
+        for entry in quiet:
+            heapq.heappush(heap, entry)
         return min(times) if times else None
 
     def has_active(self) -> bool:

@@ -69,17 +69,29 @@ class Scheduler(Controller):
         self.groups = GroupRegistry(self.version, self.gates)
         self.actuator = Actuator(self)
         self.queue = SchedulingQueue(pop_from_backoff=bool(self.config.get("popFromBackoffQ", True)))
+        #: Queueing hints and the room gate (:mod:`.requeue`). Off (``queueingHints: false``, for tests): an
+        #: event moves every pooled item one of whose rejecting plugins registered for it, as upstream with
+        #: the SchedulerQueueingHints gate off: the reference the hinted queue is compared with.
+        self.hints = bool(self.config.get("queueingHints", True))
         self.pods: dict[str, PodInfo] = {}
         self._seq = 0
         #: (time, pod or group, outcome) of every scheduling attempt, for tests and the timeline.
         self.attempt_log: list[tuple[float, str, str]] = []
         self.profiles = build_profiles(self)
+        #: One plugin per name for the queueing hints (profiles share plugin kinds and their hints).
+        self._plugins_by_name: dict[str, Any] = {}
+        for framework in self.profiles.values():
+            for plugin in framework.plugins:
+                self._plugins_by_name.setdefault(plugin.name, plugin)
         self.default_framework: Framework = self.profiles[DEFAULT_PROFILES[0]]
         self.pod_cycle = PodCycle(self)
         from jobsetctl.fakecluster.scheduler.groupcycle import GroupCycle
 
         self.group_cycle = GroupCycle(self)
         self.queue.sort_key = self.pod_cycle.sort_key
+        from jobsetctl.fakecluster.scheduler.requeue import Requeue
+
+        self.requeue = Requeue(self)
         self._namespace_labels: dict[str, dict[str, str]] = {}
         # Timestamps repeat a lot (every pod created at one instant): parse each text once.
         self._seconds_of = functools.lru_cache(maxsize=4096)(self.clock.seconds_of)
@@ -235,7 +247,7 @@ class Scheduler(Controller):
         self.pods.pop(info.uid, None)
         self.queue.remove(info.uid)
         self.pod_cycle.forget_waiting(info)
-        self.actuator.last_pod_message.pop(info.uid, None)
+        self.actuator.forget_pod(info.uid)
         was_on_node = self.snapshot.remove_pod(info)
         self.snapshot.nominate(info, None)
         if info.group is not None:
@@ -245,23 +257,52 @@ class Scheduler(Controller):
         return True
 
     # ---- queue moves -------------------------------------------------------------------------------
-    def move(self, event: ClusterEvent, subject: PodInfo | None = None) -> None:
+    def move(self, event: ClusterEvent, subject: PodInfo | None = None, group: GroupKey | None = None) -> None:
+        """A cluster event: unschedulable items whose rejecting plugins' queueing hints say it may help
+        them leave the pool (``MoveAllToActiveOrBackoffQueue`` with ``isPodWorthRequeuing``). ``subject``
+        is the pod of a pod event, ``group`` the group object of a PodGroup event."""
         if not self.queue.pool:
             self.queue.move_request_cycle = self.queue.scheduling_cycle
             return
-        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject), self.clock.now)
+        candidates = self.requeue.candidates(event, subject, group) if self.hints else None
+        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group), self.clock.now,
+                        candidates)
 
-    def _interested(self, item: QueuedItem, event: ClusterEvent, subject: PodInfo | None) -> bool:
+    def _interested(self, item: QueuedItem, event: ClusterEvent, subject: PodInfo | None,
+                    group: GroupKey | None) -> bool:
+        """``isEntityWorthRequeuing``: a plugin that rejected the item registered for the event and its
+        hint (``QueueingHintFn``) says Queue for the item's pod, or for any pod of a queued group."""
         if not item.unschedulable_plugins:
             return True
+        targets: list[PodInfo] | None = None
         for name in item.unschedulable_plugins:
-            for framework in self.profiles.values():
-                plugin = framework.plugin(name)
-                if plugin is not None and event in plugin.events:
-                    hint = getattr(plugin, "hint", None)
-                    if hint is None or hint(item, event, subject):
-                        return True
+            plugin = self.plugin_named(name)
+            if plugin is None or event not in plugin.events:
+                continue
+            hint = getattr(plugin, "hint", None) if self.hints else None
+            if hint is None:
+                return True
+            if targets is None:
+                targets = self._hint_targets(item)
+            if not targets or any(hint(target, event, subject, group) for target in targets):
+                return True
         return False
+
+    def plugin_named(self, name: str) -> Any:
+        return self._plugins_by_name.get(name)
+
+    def _hint_targets(self, item: QueuedItem) -> list[PodInfo]:
+        """The pods whose hints decide for an item: the pod, or one pod of each kind a group entry holds
+        (hints read a pod's group, namespace and affinity terms only)."""
+        if not isinstance(item.payload, tuple):
+            pod = self.pods.get(item.key)
+            return [pod] if pod is not None else []
+        kinds: dict[tuple[Any, ...], PodInfo] = {}
+        for uid in self.group_cycle.held.get(item.payload, {}):
+            pod = self.pods.get(uid)
+            if pod is not None:
+                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity), pod)
+        return list(kinds.values())
 
     # ---- the loop ----------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:
@@ -277,6 +318,7 @@ class Scheduler(Controller):
             self.queue.flush_backoff(now)
             self.queue.flush_unschedulable(now, self.snapshot.change_counter)
             self.pod_cycle.expire_waiting(now)
+            self.requeue.release(now)
             item = self.queue.pop(now)
             if item is None:
                 break

@@ -55,10 +55,82 @@ class VictimUnit:
 
 
 class Units:
-    """Resolves units and priorities against the scheduler's current view of groups and pods."""
+    """Resolves units and priorities against the scheduler's current view of groups and pods.
+
+    Every preemption attempt looks at every bound pod (:meth:`all_units`); a contended cluster has
+    tens of thousands of them and fails many attempts. The priority and unit group of each bound pod
+    are therefore kept (:attr:`_bound`, filled as pods land on nodes), with a count of bound pods per
+    priority: an attempt whose preemptor is not above the lowest of them has no victim at all and is
+    answered without a scan. A pod's entry depends only on its group hierarchy, so a group object
+    that appears, changes or goes forgets its members' entries (a CompositePodGroup: every entry).
+    """
 
     def __init__(self, scheduler: Scheduler) -> None:
         self.s = scheduler
+        #: uid -> (``priority_of``, ``unit_group``) of every pod on a node, when :attr:`_valid`.
+        self._bound: dict[str, tuple[int, GroupKey | None]] = {}
+        #: priority -> how many bound pods have it (entries of :attr:`_bound`).
+        self._priorities: dict[int, int] = {}
+        self._valid = False
+        scheduler.snapshot.pod_listeners.append(self._on_pod)
+
+    # ---- the index of bound pods -----------------------------------------------------------------
+    def _on_pod(self, pod: PodInfo, _node: object, delta: int) -> None:
+        if not self._valid or self.s.snapshot.dry_runs:
+            return  # a dry run puts back every pod it moves (:meth:`Snapshot.dry_run`)
+        if delta > 0:
+            self._remember(pod)
+        else:
+            self._forget(pod.uid)
+
+    def _remember(self, pod: PodInfo) -> tuple[int, GroupKey | None]:
+        entry = (self.priority_of(pod), self.unit_group(pod))
+        old = self._bound.get(pod.uid)
+        if old is not None:
+            self._count(old[0], -1)
+        self._bound[pod.uid] = entry
+        self._count(entry[0], 1)
+        return entry
+
+    def _forget(self, uid: str) -> None:
+        old = self._bound.pop(uid, None)
+        if old is not None:
+            self._count(old[0], -1)
+
+    def _count(self, priority: int, delta: int) -> None:
+        left = self._priorities.get(priority, 0) + delta
+        if left:
+            self._priorities[priority] = left
+        else:
+            self._priorities.pop(priority, None)
+
+    def _ensure(self) -> None:
+        if self._valid:
+            return
+        self._bound.clear()
+        self._priorities.clear()
+        for pod in self.s.snapshot.pods.values():
+            self._remember(pod)
+        # Made inside a dry run, the index holds the what-if: used once, not kept.
+        self._valid = not self.s.snapshot.dry_runs
+
+    def lowest_priority(self) -> int | None:
+        """The lowest priority of a bound pod (``getPodPriority``), None when no pod is bound."""
+        self._ensure()
+        return min(self._priorities) if self._priorities else None
+
+    def group_changed(self, key: GroupKey) -> None:
+        """A group object appeared, changed or went: its members' priorities and units may differ."""
+        if not self._valid or key[0] not in (POD_GROUP, COMPOSITE):
+            return  # other kinds of group are never part of a hierarchy (:meth:`ancestry`)
+        if key[0] == COMPOSITE:
+            self._valid = False  # a CompositePodGroup reaches every PodGroup below it: recompute lazily
+            return
+        state = self.s.groups.states.get(key)
+        snapshot_pods = self.s.snapshot.pods
+        for uid, pod in (state.members.items() if state is not None else ()):
+            if uid in snapshot_pods:
+                self._remember(pod)
 
     def _composites_on(self) -> bool:
         s = self.s
@@ -128,15 +200,27 @@ class Units:
         importance order. Pods already terminating are units too, as they are still on their nodes
         upstream: counting them is what keeps a second round from evicting others (their eviction is a
         no-op, ``prepareCandidate`` skips pods with a ``deletionTimestamp``)."""
+        self._ensure()
+        if not self._priorities or min(self._priorities) >= below:
+            return []  # every unit's priority is the priority of one of its bound pods
         found: dict[str, VictimUnit] = {}
+        bound = self._bound
         for pod in self.s.snapshot.pods.values():
             if pod.uid in found:
                 continue
             if pod.group is not None and pod.group in exclude:
                 continue
-            unit = self.unit_of(pod)
-            if unit.priority >= below or (unit.group is not None and unit.group in exclude):
+            entry = bound.get(pod.uid)
+            priority, group = entry if entry is not None else self._remember(pod)
+            if priority >= below or (group is not None and group in exclude):
                 continue
+            if group is None:
+                unit = VictimUnit([pod], priority)
+            else:
+                members = self.members(group)
+                if pod not in members:
+                    members = [pod, *members]
+                unit = VictimUnit(members, priority, COMPOSITEPODGROUP if group[0] == COMPOSITE else PODGROUP, group)
             for member in unit.pods:
                 found[member.uid] = unit
         unique = {id(u): u for u in found.values()}

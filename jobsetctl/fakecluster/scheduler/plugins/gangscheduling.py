@@ -59,6 +59,12 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin):
         ClusterEvent.UNSCHEDULED_POD_ADD, ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.GROUP_ADD,
         ClusterEvent.GROUP_UPDATE,
     })
+    #: Events whose hint only ever says Queue for the target's own hierarchy (:mod:`..requeue` indexes
+    #: waiting groups by it).
+    scoped_events: ClassVar[frozenset[ClusterEvent]] = frozenset({
+        ClusterEvent.UNSCHEDULED_POD_ADD, ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.GROUP_ADD,
+        ClusterEvent.GROUP_UPDATE,
+    })
 
     def __init__(self, handle: Scheduler) -> None:
         super().__init__(handle)
@@ -68,19 +74,18 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin):
         return pod.group is not None and pod.group[0] in (WORKLOAD_GROUP, POD_GROUP) and gang_gates_on(
             self.scheduler.gates)
 
-    def hint(self, item: object, event: ClusterEvent, subject: PodInfo | None) -> bool:
-        """Pod events only matter for members of the same group (or, for a queued 1.37 group entry, of
-        the same tree)."""
-        if subject is None or event not in (ClusterEvent.UNSCHEDULED_POD_ADD, ClusterEvent.ASSIGNED_POD_ADD):
-            return True
-        if subject.group is None:
-            return False
-        payload = getattr(item, "payload", None)
-        if isinstance(payload, tuple):
-            return self.scheduler.group_cycle.entry_key(subject.group) == payload
-        key = getattr(item, "key", "")
-        pod = self.scheduler.pods.get(key) if isinstance(key, str) else None
-        return pod is not None and pod.group == subject.group
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None) -> bool:
+        """``isSchedulableAfterPodAdded`` / ``isSchedulableAfterPodGroupAdded`` / ``...Updated`` /
+        ``...CompositePodGroupAdded`` (gangscheduling.go): only a pod or a group of the target's own
+        hierarchy helps (a minCount decrease is filtered before the event is sent)."""
+        gc = self.scheduler.group_cycle
+        if event in (ClusterEvent.UNSCHEDULED_POD_ADD, ClusterEvent.ASSIGNED_POD_ADD):
+            if subject is None:
+                return True
+            return subject.group is not None and gc.same_hierarchy(target.group, subject.group)
+        if event in (ClusterEvent.GROUP_ADD, ClusterEvent.GROUP_UPDATE) and group is not None:
+            return gc.same_hierarchy(target.group, group)
+        return True
 
     # ---- PreEnqueue --------------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:

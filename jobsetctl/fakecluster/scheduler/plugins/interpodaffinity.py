@@ -57,6 +57,21 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
         ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE,
     })
 
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None) -> bool:
+        """``isSchedulableAfterPodChange`` (plugin.go): a bound pod added helps a pod whose affinity terms
+        it matches all of; a bound pod deleted helps a pod whose anti-affinity terms it matches all of;
+        a label change, a pod with terms (we do not keep the old labels to compare). Node events are not
+        hinted (every one may help). A pod without terms is helped by no pod event: upstream's quirk, a
+        pod rejected only by an existing pod's anti-affinity waits for another event when that pod goes."""
+        if subject is None or event not in (ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_DELETE,
+                                            ClusterEvent.ASSIGNED_POD_UPDATE):
+            return True
+        if event is ClusterEvent.ASSIGNED_POD_UPDATE:
+            return target.has_affinity_terms
+        terms = target.affinity if event is ClusterEvent.ASSIGNED_POD_ADD else target.anti_affinity
+        labels = self.handle.namespace_labels
+        return bool(terms) and all(t.matches(subject.namespace, subject.labels, labels) for t in terms)
+
     def applies_to(self, pod: PodInfo) -> bool:
         return pod.has_affinity_terms or bool(self.handle.snapshot.anti_affinity_pods)
 
