@@ -76,8 +76,18 @@ def scaled(values: Mapping[str, int], factor: int) -> Requests:
 
 def quantity_string(resource: str, value: int) -> str:
     """``ResourceFormatter.ResourceQuantityString``: one rule with the lints'
-    (:func:`jobsetctl.kueue.queues.kueue_quantity_text`)."""
-    return kueue_quantity_text(resource, value)
+    (:func:`jobsetctl.kueue.queues.kueue_quantity_text`). Admissions write the same few amounts over and
+    over (every ``resourceUsage``): each is formatted once."""
+    memo_key = (resource, value)
+    text = _TEXT_MEMO.get(memo_key)
+    if text is None:
+        text = kueue_quantity_text(resource, value)
+        if len(_TEXT_MEMO) < 65536:
+            _TEXT_MEMO[memo_key] = text
+    return text
+
+
+_TEXT_MEMO: dict[tuple[str, int], str] = {}
 
 
 def resource_list_text(values: Mapping[str, int]) -> dict[str, str]:

@@ -279,8 +279,10 @@ class _CandidateIterator:
         key = preemptor.candidates_key(ctx.cq.name)
         for group in (same_queue, hierarchy, priority):
             group.sort(key=lambda c: key(c.info))
-        evicted = [c for g in (hierarchy, priority, same_queue) for c in g if is_evicted(c.info.obj)]
-        rest = [c for g in (hierarchy, priority, same_queue) for c in g if not is_evicted(c.info.obj)]
+        ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
+        evicted_flags = [is_evicted(c.info.obj) for c in ordered]  # once per candidate (a Cohort holds hundreds)
+        evicted = [c for c, flag in zip(ordered, evicted_flags, strict=True) if flag]
+        rest = [c for c, flag in zip(ordered, evicted_flags, strict=True) if not flag]
         self.candidates = evicted + rest
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy

@@ -389,9 +389,25 @@ class QueueManager:
         if (self.equivalence_hashing and info.scheduling_hash and cq.strategy == names.BEST_EFFORT_FIFO
                 and reason in (REASON_NO_FIT, REASON_PREEMPTION_NO_CANDIDATES)):
             cq.bulk_moved[info.scheduling_hash] = quota_reserved_reason or names.PENDING_EVALUATION
-            for other_key in list(cq.by_hash.get(info.scheduling_hash, ())):
-                self._move_to_inadmissible(cq, cq.infos[other_key])
+            self._move_equivalent_to_inadmissible(cq, info.scheduling_hash)
         return True
+
+    def _move_equivalent_to_inadmissible(self, cq: PendingClusterQueue, digest: str) -> None:
+        """:meth:`_move_to_inadmissible` for every active workload with this scheduling hash, as one
+        batch: a BestEffortFIFO ClusterQueue moves hundreds back after each retry of its inadmissible
+        workloads (every member of ``by_hash`` is active, so each one leaves ``active`` here)."""
+        members = cq.by_hash.pop(digest, None)
+        if not members:
+            return
+        active, infos, hash_of, inadmissible = cq.active, cq.infos, cq.hash_of, cq.inadmissible
+        for key in list(members):
+            del active[key]
+            hash_of.pop(key, None)
+            inadmissible[key] = infos.pop(key)
+        # The heap drops removed entries lazily; rebuild it when they outnumber the live ones.
+        if len(cq.heap) > 2 * len(active) + 64:
+            cq.heap = list(active.values())
+            heapq.heapify(cq.heap)
 
     def no_fit_reason(self, info: WorkloadInfo) -> str | None:
         """``GetNoFitReason``: the reason an equivalent workload was bulk-moved for."""
@@ -430,15 +446,33 @@ class QueueManager:
             selector = cq.namespace_selector
             eligible: dict[str, bool] = {}
             batch = 0
-            for key, info in list(cq.inadmissible.items()):
+            # _move_to_active(heapify_later=True) inlined: this loop moves every inadmissible workload of
+            # the ClusterQueue, hundreds per retry.
+            active, infos, hash_of, by_hash, heap = cq.active, cq.infos, cq.hash_of, cq.by_hash, cq.heap
+            inadmissible, seq, sort_key, backoff_expired = cq.inadmissible, self._seq, self._sort_key, self.backoff_expired
+            for key, info in list(inadmissible.items()):
                 ok = eligible.get(info.namespace)
                 if ok is None:
                     labels = self.namespace_labels(info.namespace)
                     ok = eligible[info.namespace] = labels is not None and selector is not None and selector.matches(labels)
-                if not ok or not self.backoff_expired(info):
+                if not ok or key in active:
                     continue
-                if self._move_to_active(cq, key, heapify_later=True):
-                    batch += 1
+                backoff = info._backoff  # backoff_expired's cached state, read inline
+                if backoff is None or (not backoff[0] and backoff[1] is not None):
+                    if not backoff_expired(info):
+                        continue
+                elif backoff[0]:
+                    continue
+                del inadmissible[key]
+                order = info._order_key
+                entry = (*(sort_key(info) if order is None else order), next(seq), key)
+                active[key] = entry
+                infos[key] = info
+                if info.scheduling_hash:
+                    hash_of[key] = info.scheduling_hash
+                    by_hash.setdefault(info.scheduling_hash, set()).add(key)
+                heap.append(entry)
+                batch += 1
             if batch:
                 heapq.heapify(cq.heap)
                 moved += batch

@@ -7,7 +7,7 @@ flavor supplies its tree, levels and remaining capacity.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import Toleration, parse_tolerations
@@ -46,6 +46,8 @@ class Placement:
     topology_name: str
 
     _placement_cache: dict[Any, _CacheEntry]
+    #: The cache entry the last :meth:`_cached_counts` used.
+    _current_entry: _CacheEntry
 
     def current_tree(self) -> Tree:
         raise NotImplementedError
@@ -177,6 +179,18 @@ class Placement:
         if leader_pod is None and not assumed and self.manager.placement_cache_enabled:
             stats = self._cached_counts(tree, per_pod, spec, tolerations, selector, affinity, simulate_empty,
                                         slice_size, slice_idx, size_at_level)
+            # Phase 2 reads only the cached states and stats: while they are unchanged (no TAS usage moved
+            # since), the same request gets the same answer. A cycle nominates one head per ClusterQueue,
+            # many of the same shape, before anything is admitted.
+            results = self._current_entry.results
+            result_key = (workers.name, workers.count, level_idx, slice_idx, slice_size, required, unconstrained,
+                          tuple(layers), tuple(sorted(size_at_level.items())))
+            hit = results.get(result_key)
+            if hit is None:
+                hit = results[result_key] = self._place(
+                    tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required, unconstrained,
+                    layers, size_at_level, stats)
+            return _copy_assignments(hit[0]), hit[1]
         else:
             self.states = [DomainState() for _ in range(tree.count)]
             stats = Stats()
@@ -187,6 +201,14 @@ class Placement:
                 self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
             self.states = _StateOverlay(self.states)
 
+        return self._place(tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required,
+                           unconstrained, layers, size_at_level, stats)
+
+    def _place(self, tree: Tree, workers: PodSetRequest, leader: PodSetRequest | None, leader_count: int,
+               level_idx: int, slice_idx: int, slice_size: int, required: bool, unconstrained: bool,
+               layers: list[tuple[str, int]], size_at_level: dict[int, int],
+               stats: Stats) -> tuple[dict[str, TopologyAssignment], str]:
+        """Phase 2 of ``findTopologyAssignment``, on the counts of phase 1 (:attr:`states`)."""
         # phase 2a: the level and the domains that hold everything
         fit_level, fit, reason = self._find_level(level_idx, workers.count, slice_size, leader_count, required,
                                                   unconstrained, layers, stats)
@@ -366,6 +388,7 @@ class Placement:
             stats = entry.stats
             dirty = set(log[entry.log_pos:])
             entry.log_pos = len(log)
+            entry.results.clear()
             by_level: dict[int, set[Domain]] = {}
             for leaf_id in dirty:
                 changed = tree.leaves.get(leaf_id)
@@ -390,6 +413,7 @@ class Placement:
                 for domain in by_level[level]:
                     self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
         self.states = _StateOverlay(entry.states)
+        self._current_entry = entry
         return Stats(entry.stats.total, entry.stats.node_selector, entry.stats.affinity, entry.stats.topology_domain,
                      dict(entry.stats.taints), dict(entry.stats.resources))
 
@@ -411,17 +435,32 @@ class Placement:
     def _sorted(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         """``sortedDomains``: BestFit slices desc, LeastFreeCapacity slices asc; then pods asc; values."""
         peek = self.states.peek
-        ascending = self._least_free(unconstrained)
-        return sorted(domains, key=lambda d: (peek(d.idx).slice_count if ascending else -peek(d.idx).slice_count,
-                                              peek(d.idx).pod_count, self._value_key(d)))
+        value_key = self._value_key
+        # One state read per domain (the key is built for every domain of a level, hundreds per placement).
+        if self._least_free(unconstrained):
+            def ascending(d: Domain) -> tuple[Any, ...]:
+                state = peek(d.idx)
+                return (state.slice_count, state.pod_count, value_key(d))
+            return sorted(domains, key=ascending)
+
+        def descending(d: Domain) -> tuple[Any, ...]:
+            state = peek(d.idx)
+            return (-state.slice_count, state.pod_count, value_key(d))
+        return sorted(domains, key=descending)
 
     def _sorted_with_leader(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         peek = self.states.peek
-        ascending = self._least_free(unconstrained)
-        return sorted(domains, key=lambda d: (
-            -peek(d.idx).leader_count,
-            peek(d.idx).slice_count_with_leader if ascending else -peek(d.idx).slice_count_with_leader,
-            peek(d.idx).pod_count_with_leader, self._value_key(d)))
+        value_key = self._value_key
+        if self._least_free(unconstrained):
+            def ascending(d: Domain) -> tuple[Any, ...]:
+                state = peek(d.idx)
+                return (-state.leader_count, state.slice_count_with_leader, state.pod_count_with_leader, value_key(d))
+            return sorted(domains, key=ascending)
+
+        def descending(d: Domain) -> tuple[Any, ...]:
+            state = peek(d.idx)
+            return (-state.leader_count, -state.slice_count_with_leader, state.pod_count_with_leader, value_key(d))
+        return sorted(domains, key=descending)
 
     def _value_key(self, domain: Domain) -> Any:
         return domain.values
@@ -429,19 +468,18 @@ class Placement:
     def _best_fit(self, domains: list[Domain], needed: int, leader_count: int, slices: bool) -> Domain:
         """``findBestFitDomainBy``: the first domain with the smallest count that is enough."""
         peek = self.states.peek
-
-        def count_of(d: Domain) -> int:
-            state = peek(d.idx)
-            if slices:
-                return state.slice_count_with_leader if leader_count > 0 else state.slice_count
-            return state.pod_count_with_leader if leader_count > 0 else state.pod_count
+        if slices:
+            attribute = "slice_count_with_leader" if leader_count > 0 else "slice_count"
+        else:
+            attribute = "pod_count_with_leader" if leader_count > 0 else "pod_count"
         best = domains[0]
         best_count = MAX_INT32
         found = False
         for domain in domains:
-            if peek(domain.idx).leader_count < leader_count:
+            state = peek(domain.idx)
+            if state.leader_count < leader_count:
                 continue
-            count = count_of(domain)
+            count = getattr(state, attribute)
             if needed <= count < best_count:
                 best, best_count, found = domain, count, True
         return best if found else domains[0]
@@ -669,6 +707,14 @@ class _CacheEntry:
     stats: Stats
     limiting: list[str | None]
     excluded: list[bool]
+    #: Phase 2's answers on these states, per request (see :meth:`Placement._find`); emptied when the
+    #: states change.
+    results: dict[Any, tuple[dict[str, TopologyAssignment], str]] = field(default_factory=dict)
+
+
+def _copy_assignments(assignments: dict[str, TopologyAssignment]) -> dict[str, TopologyAssignment]:
+    return {name: TopologyAssignment(list(ta.levels), [(list(values), count) for values, count in ta.domains])
+            for name, ta in assignments.items()}
 
 
 class _StateOverlay:
