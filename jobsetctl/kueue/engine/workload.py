@@ -303,6 +303,7 @@ class WorkloadInfo:
         "_backoff",
         "_order_key",
         "_per_pod_memo",
+        "_podset_inputs",
         "_reserved_at",
         "_usage",
         "cluster_queue",
@@ -325,6 +326,9 @@ class WorkloadInfo:
         "uid",
     )
 
+    podsets: list[PodSetResources]
+    _podset_inputs: tuple[Any, ...]
+
     def __init__(self, obj: Object) -> None:
         self.last_assignment: AssignmentState | None = None
         self.nomination_mapping: dict[str, dict[str, str]] | None = None
@@ -333,7 +337,9 @@ class WorkloadInfo:
         self._per_pod_memo: dict[int, tuple[Any, Requests]] = {}
         self.update(obj)
 
-    def update(self, obj: Object) -> None:
+    def update(self, obj: Object, previous: WorkloadInfo | None = None) -> None:
+        """Read a version of the object; ``previous`` is the Info of the version before, whose per-podset
+        requests are kept when their inputs are the same objects (most versions change only conditions)."""
         self.obj = obj
         md = _mapping(obj.get("metadata"))
         spec = _mapping(obj.get("spec"))
@@ -349,7 +355,15 @@ class WorkloadInfo:
         self._usage: FRQuantities | None = None
         adm = admission(obj)
         self.cluster_queue = str(adm.get("clusterQueue", "")) if adm else ""
-        self.podsets = _total_requests(obj, adm, self._per_pod_memo)
+        # The inputs of _total_requests, by identity: writers replace spec.podSets, status.admission and
+        # status.reclaimablePods as a whole (a new spec arrives as a new object), never edit them in place.
+        status = obj.get("status")
+        inputs = (spec.get("podSets"), adm, status.get("reclaimablePods") if isinstance(status, dict) else None)
+        if previous is not None and _same_objects(previous._podset_inputs, inputs):
+            self.podsets = previous.podsets
+        else:
+            self.podsets = _total_requests(obj, adm, self._per_pod_memo)
+        self._podset_inputs = inputs
         self.scheduling_hash = ""
         self.resource_errors: list[str] | None = None
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
@@ -453,6 +467,10 @@ def _invalid(path: str, names_: list[str]) -> str:
 def aggregate(errors: list[str]) -> str:
     """``field.ErrorList.ToAggregate().Error()``."""
     return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+def _same_objects(left: tuple[Any, ...], right: tuple[Any, ...]) -> bool:
+    return all(a is b for a, b in zip(left, right, strict=True))
 
 
 def _condition_signature(obj: Object, kind: str) -> tuple[Any, ...] | None:
