@@ -373,7 +373,7 @@ class WorkloadInfo:
         self.queue_signature = (
             self.generation, self.priority, self.queue_name, spec.get("active"),
             tuple((p.name, p.count) for p in self.podsets),
-            _condition_signature(obj, names.EVICTED), _condition_signature(obj, names.REQUEUED),
+            *_evicted_requeued_signatures(status),
         )
 
     # ---- derived ------------------------------------------------------------------------------------
@@ -473,11 +473,20 @@ def _same_objects(left: tuple[Any, ...], right: tuple[Any, ...]) -> bool:
     return all(a is b for a, b in zip(left, right, strict=True))
 
 
-def _condition_signature(obj: Object, kind: str) -> tuple[Any, ...] | None:
-    cond = find_condition(obj, kind)
-    if cond is None:
-        return None
-    return (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+def _evicted_requeued_signatures(status: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """(status, reason, lastTransitionTime) of the Evicted and of the Requeued condition, in one pass (the first
+    condition of each type counts, as in :func:`find_condition`)."""
+    evicted = requeued = None
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if not isinstance(cond, dict):
+                continue
+            kind = cond.get("type")
+            if kind == names.EVICTED and evicted is None:
+                evicted = (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+            elif kind == names.REQUEUED and requeued is None:
+                requeued = (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+    return evicted, requeued
 
 
 def _reclaimable(obj: Object) -> dict[str, int]:
