@@ -303,6 +303,7 @@ class WorkloadInfo:
         "_backoff",
         "_order_key",
         "_per_pod_memo",
+        "_podset_inputs",
         "_reserved_at",
         "_usage",
         "cluster_queue",
@@ -325,6 +326,9 @@ class WorkloadInfo:
         "uid",
     )
 
+    podsets: list[PodSetResources]
+    _podset_inputs: tuple[Any, ...]
+
     def __init__(self, obj: Object) -> None:
         self.last_assignment: AssignmentState | None = None
         self.nomination_mapping: dict[str, dict[str, str]] | None = None
@@ -333,7 +337,9 @@ class WorkloadInfo:
         self._per_pod_memo: dict[int, tuple[Any, Requests]] = {}
         self.update(obj)
 
-    def update(self, obj: Object) -> None:
+    def update(self, obj: Object, previous: WorkloadInfo | None = None) -> None:
+        """Read a version of the object; ``previous`` is the Info of the version before, whose per-podset
+        requests are kept when their inputs are the same objects (most versions change only conditions)."""
         self.obj = obj
         md = _mapping(obj.get("metadata"))
         spec = _mapping(obj.get("spec"))
@@ -349,7 +355,15 @@ class WorkloadInfo:
         self._usage: FRQuantities | None = None
         adm = admission(obj)
         self.cluster_queue = str(adm.get("clusterQueue", "")) if adm else ""
-        self.podsets = _total_requests(obj, adm, self._per_pod_memo)
+        # The inputs of _total_requests, by identity: writers replace spec.podSets, status.admission and
+        # status.reclaimablePods as a whole (a new spec arrives as a new object), never edit them in place.
+        status = obj.get("status")
+        inputs = (spec.get("podSets"), adm, status.get("reclaimablePods") if isinstance(status, dict) else None)
+        if previous is not None and _same_objects(previous._podset_inputs, inputs):
+            self.podsets = previous.podsets
+        else:
+            self.podsets = _total_requests(obj, adm, self._per_pod_memo)
+        self._podset_inputs = inputs
         self.scheduling_hash = ""
         self.resource_errors: list[str] | None = None
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
@@ -359,7 +373,7 @@ class WorkloadInfo:
         self.queue_signature = (
             self.generation, self.priority, self.queue_name, spec.get("active"),
             tuple((p.name, p.count) for p in self.podsets),
-            _condition_signature(obj, names.EVICTED), _condition_signature(obj, names.REQUEUED),
+            *_evicted_requeued_signatures(status),
         )
 
     # ---- derived ------------------------------------------------------------------------------------
@@ -455,11 +469,24 @@ def aggregate(errors: list[str]) -> str:
     return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
-def _condition_signature(obj: Object, kind: str) -> tuple[Any, ...] | None:
-    cond = find_condition(obj, kind)
-    if cond is None:
-        return None
-    return (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+def _same_objects(left: tuple[Any, ...], right: tuple[Any, ...]) -> bool:
+    return all(a is b for a, b in zip(left, right, strict=True))
+
+
+def _evicted_requeued_signatures(status: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """(status, reason, lastTransitionTime) of the Evicted and of the Requeued condition, in one pass (the first
+    condition of each type counts, as in :func:`find_condition`)."""
+    evicted = requeued = None
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if not isinstance(cond, dict):
+                continue
+            kind = cond.get("type")
+            if kind == names.EVICTED and evicted is None:
+                evicted = (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+            elif kind == names.REQUEUED and requeued is None:
+                requeued = (cond.get("status"), cond.get("reason"), cond.get("lastTransitionTime"))
+    return evicted, requeued
 
 
 def _reclaimable(obj: Object) -> dict[str, int]:
