@@ -77,18 +77,7 @@ class KueueController(Controller):
                     engine.observe(obj)
                 yield ("wl", f"{namespace}/{name}")
                 return
-            if kind == "ClusterQueue":
-                engine.on_cluster_queue(obj, name)
-            elif kind == "LocalQueue":
-                engine.on_local_queue(obj, f"{namespace}/{name}")
-            elif kind == "Cohort":
-                engine.on_cohort(obj, name)
-            elif kind == "ResourceFlavor":
-                engine.on_flavor(obj, name)
-            elif kind == "Topology":
-                engine.on_topology(obj, name)
-            elif kind == "AdmissionCheck":
-                engine.on_admission_check(obj, name)
+            engine.on_configuration(kind, obj, namespace, name)
             return
         if kind == "Namespace" and group == "":
             engine.on_namespace(obj, name)

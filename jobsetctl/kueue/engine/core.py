@@ -116,6 +116,21 @@ class Engine:
         """A namespace's labels; a namespace with no Namespace object exists with no labels."""
         return self.namespaces.get(namespace, {})
 
+    def on_configuration(self, kind: str, obj: Object | None, namespace: str, name: str) -> bool:
+        """A Kueue configuration object (ClusterQueue, LocalQueue, Cohort, ResourceFlavor, Topology,
+        AdmissionCheck) added, updated (``obj``) or deleted (``None``); False for any other kind."""
+        if kind == "LocalQueue":
+            self.on_local_queue(obj, f"{namespace}/{name}")
+            return True
+        handler = {
+            "ClusterQueue": self.on_cluster_queue, "Cohort": self.on_cohort, "ResourceFlavor": self.on_flavor,
+            "Topology": self.on_topology, "AdmissionCheck": self.on_admission_check,
+        }.get(kind)
+        if handler is None:
+            return False
+        handler(obj, name)
+        return True
+
     def on_cluster_queue(self, obj: Object | None, name: str) -> None:
         if obj is None:
             self.cache.delete_cluster_queue(name)

@@ -101,18 +101,8 @@ class Harness:
         if kind == "Namespace":
             self.api.create(obj, skip_admission=True)
             engine.on_namespace(obj, name)
-        elif kind == "ResourceFlavor":
-            engine.on_flavor(obj, name)
-        elif kind == "ClusterQueue":
-            engine.on_cluster_queue(obj, name)
-        elif kind == "Cohort":
-            engine.on_cohort(obj, name)
-        elif kind == "LocalQueue":
-            engine.on_local_queue(obj, f"{md.get('namespace', '')}/{name}")
-        elif kind == "Topology":
-            engine.on_topology(obj, name)
-        elif kind == "AdmissionCheck":
-            engine.on_admission_check(obj, name)
+        elif engine.on_configuration(str(kind), obj, str(md.get("namespace", "")), name):
+            pass
         elif kind == "Workload":
             uid = md.get("uid")
             created = md.get("creationTimestamp")
