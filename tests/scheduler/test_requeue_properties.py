@@ -126,6 +126,12 @@ def test_the_indexes_answer_what_a_scan_answers(nodes: list[tuple[int, str]], it
 
     units.all_units = all_units  # type: ignore[method-assign]
 
+    _submit_and_run(sim, items)
+
+
+def _submit_and_run(sim: Sim, items: list[Workload]) -> None:
+    """Submit each item at its time (a pod, or a PodGroup and its members) and run to 900 s."""
+
     def submit(index: int, item: Workload) -> None:
         annotations = {"jobsetctl.dev/duration": f"{item.duration}s"} if item.duration else {}
         if not item.gang:
@@ -152,20 +158,7 @@ def _bindings(version: str, hints: bool, nodes: list[tuple[int, str]], items: li
     for i, (cpu, rack) in enumerate(nodes):
         sim.node(f"n{i}", cpu=str(cpu), labels={"rack": rack})
 
-    def submit(index: int, item: Workload) -> None:
-        annotations = {"jobsetctl.dev/duration": f"{item.duration}s"} if item.duration else {}
-        if not item.gang:
-            sim.pod(f"p{index}", cpu=str(item.cpu), priority=item.priority, annotations=annotations)
-            return
-        group = f"g{index}"
-        sim.podgroup(group, min(item.min_count, item.size), priority=item.priority,
-                     topology="rack" if item.topology else None)
-        for i in range(item.size):
-            sim.member(f"{group}-{i}", group, cpu=str(item.cpu), priority=item.priority, annotations=annotations)
-
-    for index, item in enumerate(items):
-        sim.at(item.at, submit, index, item)
-    sim.run(900)
+    _submit_and_run(sim, items)
     return [(e.time, e.name, e.node) for e in sim.recorder.events if e.kind == "Pod" and e.event == "Scheduled"]
 
 
