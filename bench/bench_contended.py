@@ -59,6 +59,7 @@ With 1-GPU pods (``--week-gpus 1``, nothing waits): 56.7 s CPU.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -222,6 +223,9 @@ def run(path: str, output: str, profile: str | None = None, timeout: float | Non
     if process.returncode not in (0, 1):
         figures["error"] = stderr[-2000:]
         return figures
+    with open(output, "rb") as raw:
+        # Speed work keeps the JSON byte-identical: the digest is the guard to compare across commits.
+        figures["sha256"] = hashlib.sha256(raw.read()).hexdigest()[:16]
     with open(output, encoding="utf-8") as handle:
         document = json.load(handle)
     if "events" not in document:  # refused before the run: the diagnostics report
@@ -245,12 +249,13 @@ def _line(label: str, nodes: int, pods: int, f: dict[str, Any], previous: dict[s
     end = f.get("end") or 0
     return (f"{label:<6} {nodes:>6} {pods:>7} {mb:>6.1f} {f['cpu']:>8.1f} {f['wall']:>8.1f} "
             f"{pods / f['cpu']:>8.0f} {pods / f['wall']:>8.0f} {f['peak_mib']:>8.0f} {ratio:>7} "
-            f"{f['bound']:>7} {f['events']:>8} {f['unschedulable']:>7} {end / 3600:>6.2f}h {f['json_mb']:>7.1f}")
+            f"{f['bound']:>7} {f['events']:>8} {f['unschedulable']:>7} {end / 3600:>6.2f}h {f['json_mb']:>7.1f} "
+            f"{f['sha256']}")
 
 
 HEADER = (f"{'case':<6} {'nodes':>6} {'pods':>7} {'in MB':>6} {'CPU s':>8} {'wall s':>8} {'pod/CPUs':>8} "
           f"{'pod/wall':>8} {'peak MiB':>8} {'CPU x':>7} {'bound':>7} {'events':>8} {'unsch.':>7} {'end':>7} "
-          f"{'JSON MB':>7}")
+          f"{'JSON MB':>7} {'json sha256':<16}")
 
 
 def main(argv: list[str]) -> int:

@@ -246,7 +246,8 @@ def figures(result: Any, scenario_obj: dict[str, Any]) -> dict[str, Any]:
             "admitted": len(admitted), "workloads": len(classes), "usage": usage}
 
 
-def measure(name: str, profiler: cProfile.Profile | None = None, scale: float = 1.0) -> dict[str, Any]:
+def measure(name: str, profiler: cProfile.Profile | None = None, scale: float = 1.0,
+            digest: bool = False) -> dict[str, Any]:
     import yaml
 
     from jobsetctl.simulate.inputs import load_inputs
@@ -278,7 +279,24 @@ def measure(name: str, profiler: cProfile.Profile | None = None, scale: float = 
            "cpu_run": cpu_ran - cpu_loaded, "end": result.end_time, "stop": result.stop_reason,
            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     out.update(figures(result, scenario_obj))
+    if digest:
+        out["digest"] = json_digest(result)
     return out
+
+
+def json_digest(result: Any) -> str:
+    """sha256 (16 hex digits) of the whole ``simulate -o json`` document of ``result``: speed work must keep
+    it byte-identical. Computed after the timed run, so it costs the figures nothing."""
+    import hashlib
+
+    from jobsetctl.simulate.report import render_json
+    from jobsetctl.simulate.summary import summarize
+    from jobsetctl.simulate.timeline import annotate_groups, build_timeline
+
+    timeline = build_timeline(result.events, result.ledger, result.end_time)
+    annotate_groups(timeline, result.ledger, result.group_records)
+    summary = summarize(result.events, result.ledger, timeline)
+    return hashlib.sha256(render_json(result, summary).encode()).hexdigest()[:16]
 
 
 def main(argv: list[str]) -> int:
@@ -289,23 +307,25 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--configs", default="baseline,large-scale,tas")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the workloads (for profiling)")
+    parser.add_argument("--digest", action="store_true",
+                        help="also print the sha256 of the run's `simulate -o json` document (byte-identity guard)")
     args = parser.parse_args(argv)
     for name in args.configs.split(","):
         if args.profile:
             profiler = cProfile.Profile()
-            m = measure(name, profiler, args.scale)
+            m = measure(name, profiler, args.scale, args.digest)
             stream = io.StringIO()
             stats = pstats.Stats(profiler, stream=stream)
             stats.sort_stats("tottime").print_stats(35)
             stats.sort_stats("cumulative").print_stats(45)
             print(stream.getvalue())
         else:
-            m = measure(name, scale=args.scale)
+            m = measure(name, scale=args.scale, digest=args.digest)
         up = CONFIGS[name]["upstream"]
         print(f"== {name}: CPU load {m['cpu_load']:.2f} s + run {m['cpu_run']:.2f} s = "
               f"{m['cpu_load'] + m['cpu_run']:.2f} s (wall {m['load'] + m['run']:.2f} s), peak RSS {m['rss_mib']:.0f} MiB; "
               f"upstream mean wall {up['wallMs'] / 1000:.0f} s; simulated end {m['end']:.1f} s ({m['stop']}); "
-              f"admitted {m['admitted']}/{m['workloads']}")
+              f"admitted {m['admitted']}/{m['workloads']}" + (f"; json sha256 {m['digest']}" if "digest" in m else ""))
         for cls, percent in m["usage"].items():
             print(f"   usage of ClusterQueue class {cls:<17} {percent:8.1f} %   (upstream mean {up['usage']:.1f} %)")
         for cls, ms in m["admissionMs"].items():
