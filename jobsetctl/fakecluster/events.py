@@ -31,7 +31,10 @@ def event_group(obj: dict[str, Any]) -> str | None:
     return group if group and group != implied else None
 
 
-@dataclass(frozen=True, slots=True)
+# SimEvent and KubeEvent are values (hashable, changed only through ``replace``) but not frozen dataclasses:
+# a frozen one's ``__init__`` sets every field through ``object.__setattr__``, and a run makes one per
+# pod transition.
+@dataclass(slots=True, unsafe_hash=True)
 class SimEvent:
     time: float
     kind: str
@@ -75,7 +78,7 @@ class SimEvent:
         return data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class KubeEvent:
     time: float
     kind: str

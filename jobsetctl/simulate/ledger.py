@@ -49,6 +49,8 @@ class Ledger:
     pools: dict[str, str] = field(default_factory=dict)
     #: Watch events seen; the runner uses the count to tell progress from idle retries.
     writes: int = 0
+    #: GPUs per pod-spec signature (:func:`static_signature`'s key).
+    _gpus_by_signature: dict[str, Fraction] = field(default_factory=dict)
 
     def on_event(self, event: WatchEvent) -> None:
         self.writes += 1
@@ -67,7 +69,7 @@ class Ledger:
         if kind == "Pod":
             spec = obj.get("spec")
             # The scheduler's signature of the spec holds its requests, parsed once per pod template.
-            info.gpus = gpu_amount(static_signature(spec).requests) if isinstance(spec, dict) else Fraction(0)
+            info.gpus = self._gpus(spec) if isinstance(spec, dict) else Fraction(0)
             group = scheduling_group_name(spec)
             if group is not None:
                 info.group = ("PodGroup", namespace, group)
@@ -84,6 +86,13 @@ class Ledger:
         if previous is not None:
             info.order = previous.order
         self.objects[key] = info
+
+    def _gpus(self, spec: dict[str, Any]) -> Fraction:
+        signature = static_signature(spec)
+        gpus = self._gpus_by_signature.get(signature.key)
+        if gpus is None:  # Fraction sums cost more than the lookup: once per pod template
+            gpus = self._gpus_by_signature[signature.key] = gpu_amount(signature.requests)
+        return gpus
 
     def owner_chain(self, key: ObjectKey) -> list[ObjectKey]:
         """``key`` and its controller owners, innermost first (cycles and gaps end the chain)."""

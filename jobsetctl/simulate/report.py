@@ -112,8 +112,8 @@ def render_json(result: SimulationResult, summary: Summary) -> str:
     slower on the tens of thousands of events of a large run)."""
     document = report_document(result, summary)
 
-    def compact(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    # One encoder for the whole document: ``json.dumps`` with options builds a new one per call (per event).
+    compact = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 
     def listing(items: list[Any]) -> str:
         if not items:
