@@ -211,8 +211,25 @@ class Kubelet(Controller):
         if event.type == WatchType.DELETED:
             self._runs.pop(uid, None)
             return
-        if _mapping(event.obj.get("spec")).get("nodeName"):
-            yield ("pod", uid)
+        node = _mapping(event.obj.get("spec")).get("nodeName")
+        if not node:
+            return
+        run = self._runs.get(uid)
+        if run is not None and self._nothing_to_do(run, event.obj, str(node)):
+            return
+        yield ("pod", uid)
+
+    def _nothing_to_do(self, run: PodRun, pod: Object, node: str) -> bool:
+        """Whether a reconcile of a pod the kubelet runs would change nothing now: a finished run (its
+        pod is terminal), or one whose next step is in the future and already has its timer, on a live
+        node and not being deleted. Most pod writes (ours, the Job controller's) are such events."""
+        if run.state == DONE:
+            return True
+        if _mapping(pod.get("metadata")).get("deletionTimestamp") or self.lifecycle.is_failed(node) or \
+                self.lifecycle.is_deleted(node):
+            return False
+        due = run.next_due()
+        return due is None or due > self.clock.now
 
     # -- reconcile -------------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:
