@@ -54,17 +54,12 @@ class SimEvent:
     count: int = 1
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "time": _number(self.time),
-            "kind": self.kind,
-        }
+        data: dict[str, Any] = {"time": _number(self.time), "kind": self.kind}
         if self.group is not None:
             data["group"] = self.group
-        data.update({
-            "namespace": self.namespace,
-            "name": self.name,
-            "event": self.event,
-        })
+        data["namespace"] = self.namespace
+        data["name"] = self.name
+        data["event"] = self.event
         if self.node is not None:
             data["node"] = self.node
         if self.reason is not None:
@@ -93,6 +88,8 @@ class KubeEvent:
 
 def _number(value: float) -> float | int:
     """Whole seconds print as integers so that JSON stays readable and stable."""
+    if type(value) is float and value.is_integer():  # most event times: the same answer, sooner
+        return int(value)
     rounded = round(value, 6)
     return int(rounded) if rounded == int(rounded) else rounded
 

@@ -23,6 +23,7 @@ a fixed order, numbers are rounded, and nothing depends on wall time or hash ord
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from jobsetctl.simulate.runner import SimulationResult
@@ -106,14 +107,31 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _compact_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, separators=(", ", ": "))`` for one value after another (one
+    per event). ``dumps`` builds an encoder per call, and so does ``JSONEncoder.encode`` (its C scanner):
+    the C scanner is made once here, where CPython has it, for the same text."""
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    scan = make({}, encoder.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def compact(value: Any) -> str:
+        if isinstance(value, str):  # what ``encode`` does for a bare string
+            return json.encoder.encode_basestring(value)
+        return "".join(scan(value, 0))
+
+    return compact
+
+
 def render_json(result: SimulationResult, summary: Summary) -> str:
     """The document with one event (and one final entry) per line: readable, grep-able, and written by
     the C encoder (``indent`` would make ``json`` fall back to its pure-Python encoder, several times
     slower on the tens of thousands of events of a large run)."""
     document = report_document(result, summary)
 
-    # One encoder for the whole document: ``json.dumps`` with options builds a new one per call (per event).
-    compact = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    compact = _compact_encoder()
 
     def listing(items: list[Any]) -> str:
         if not items:
