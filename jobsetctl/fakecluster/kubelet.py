@@ -200,24 +200,23 @@ class Kubelet(Controller):
 
     # -- watch -----------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # A tuple, not a generator: this runs for every pod write.
         group, kind, _, name = event.key
         if group == "" and kind == "Node":
-            if event.type in (WatchType.ADDED, WatchType.DELETED):
-                yield ("node", name)
-            return
+            return (("node", name),) if event.type in (WatchType.ADDED, WatchType.DELETED) else ()
         if group != "" or kind != "Pod":
-            return
+            return ()
         uid = str(_mapping(event.obj.get("metadata")).get("uid", ""))
         if event.type == WatchType.DELETED:
             self._runs.pop(uid, None)
-            return
+            return ()
         node = _mapping(event.obj.get("spec")).get("nodeName")
         if not node:
-            return
+            return ()
         run = self._runs.get(uid)
         if run is not None and self._nothing_to_do(run, event.obj, str(node)):
-            return
-        yield ("pod", uid)
+            return ()
+        return (("pod", uid),)
 
     def _nothing_to_do(self, run: PodRun, pod: Object, node: str) -> bool:
         """Whether a reconcile of a pod the kubelet runs would change nothing now: a finished run (its

@@ -57,27 +57,29 @@ class JobController(Controller):
 
     # -- watch -----------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # Tuples, not a generator: this runs for every pod write.
         group, kind, namespace, name = event.key
         if group == "batch" and kind == "Job":
             if event.type == WatchType.DELETED:
                 self._states.pop(text(mapping(event.obj.get("metadata")).get("uid")), None)
-            else:
-                yield (JOB_KEY, namespace, name)
-        elif group == "" and kind == "Pod":
+                return ()
+            return ((JOB_KEY, namespace, name),)
+        if group == "" and kind == "Pod":
             ref = controller_of(event.obj)
             if ref is None or ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
-                return
+                return ()
             job = self.api.get("batch", "Job", namespace, text(ref.get("name")))
             if job is not None and mapping(job.get("metadata")).get("uid") == ref.get("uid") and not JobView(
                     job).finished:
-                yield (JOB_KEY, namespace, text(ref.get("name")))
-            elif event.type != WatchType.DELETED and has_tracking_finalizer(event.obj):
-                yield (ORPHAN_KEY, namespace, name)
-        elif group == SCHEDULING_GROUP and kind in ("Workload", "PodGroup"):
+                return ((JOB_KEY, namespace, text(ref.get("name"))),)
+            if event.type != WatchType.DELETED and has_tracking_finalizer(event.obj):
+                return ((ORPHAN_KEY, namespace, name),)
+            return ()
+        if group == SCHEDULING_GROUP and kind in ("Workload", "PodGroup"):
             for ref in mapping(event.obj.get("metadata")).get("ownerReferences") or []:
                 if isinstance(ref, dict) and ref.get("kind") == "Job" and ref.get("apiVersion") == "batch/v1":
-                    yield (JOB_KEY, namespace, text(ref.get("name")))
-                    return
+                    return ((JOB_KEY, namespace, text(ref.get("name"))),)
+        return ()
 
     # -- reconcile -------------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:
