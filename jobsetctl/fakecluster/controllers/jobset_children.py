@@ -111,7 +111,7 @@ class ChildWriter:
             raise ReconcileError("\n".join(errors))
 
     # -- Job creation ----------------------------------------------------------------------------------
-    def missing_jobs(self, rjob: Any, children: ChildJobs) -> list[Object]:
+    def missing_jobs(self, rjob: Any, children: ChildJobs, taken: set[str] | None = None) -> list[Object]:
         """Jobs of ``rjob`` whose name no owned Job holds (any bucket, old attempts included). With
         ``BlockingRecreate`` nothing is created while any previous-attempt Job exists (§4.7)."""
         blocking = (
@@ -120,7 +120,8 @@ class ChildWriter:
         )
         if blocking and children.previous:
             return []
-        taken = children.names()
+        if taken is None:
+            taken = children.names()
         restarts = self.update.restarts
         attempts = per_job_counts(self.js, self.update.status, api.rjob_name(rjob), "jobRestarts") if self.restart_job_gate else None
         out: list[Object] = []
@@ -151,8 +152,9 @@ class ChildWriter:
         suspended = api.is_suspended(self.js)
         in_order = api.startup_order(self.js) == api.StartupPolicyOrder.IN_ORDER
         replicas_seen: dict[str, int] = {}
+        taken = children.names()  # the names of the Jobs owned when the pass began, for every replicated job
         for rjob in api.replicated_jobs(self.js):
-            jobs = self.missing_jobs(rjob, children)
+            jobs = self.missing_jobs(rjob, children, taken)
             rjob_name = api.rjob_name(rjob)
             replicas_seen[rjob_name] = api.replicas(rjob)
             if not dependencies_met(rjob, replicas_seen, entries):
