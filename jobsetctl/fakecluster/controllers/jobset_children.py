@@ -191,7 +191,7 @@ class ChildWriter:
     def resume_jobs(self, active: list[Object], entries: list[dict[str, Any]]) -> None:
         """Resume suspended active Jobs per replicated job, behind dependsOn and InOrder; then
         ``Suspended=False`` — written only once no InOrder step returned early (§4.3, §4.8)."""
-        templates = {api.rjob_name(rjob): api.pod_template(rjob) for rjob in api.replicated_jobs(self.js)}
+        templates: dict[str, dict[str, Any]] = {}  # filled when a Job is resumed (most passes resume none)
         by_rjob: dict[str, list[Object]] = {}
         for job in active:
             by_rjob.setdefault(api.as_str(labels(job).get(api.REPLICATED_JOB_NAME_KEY)), []).append(job)
@@ -206,6 +206,8 @@ class ChildWriter:
                 continue
             for job in by_rjob.get(rjob_name, []):
                 if job_suspended(job):
+                    if not templates:
+                        templates.update((api.rjob_name(r), api.pod_template(r)) for r in api.replicated_jobs(self.js))
                     self.resume_job(job, templates)
             if in_order:
                 self.update.set_in_order_in_progress()
