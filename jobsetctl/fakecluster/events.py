@@ -78,33 +78,32 @@ class SimEvent:
     def as_json(self) -> str:
         """``as_dict`` as ``json.dumps(..., ensure_ascii=False, separators=(", ", ": "))`` writes it, put
         together directly (a large run writes hundreds of thousands): the same strings through the json
-        module's own string encoder, the same number spelling (``repr``)."""
-        kind, namespace, name, event = self.kind, self.namespace, self.name, self.event
-        node, reason, message, group = self.node, self.reason, self.message, self.group
-        if not (type(kind) is str and type(namespace) is str and type(name) is str and type(event) is str
-                and (node is None or type(node) is str) and (reason is None or type(reason) is str)
-                and (message is None or type(message) is str) and (group is None or type(group) is str)
-                and type(self.count) is int and type(self.transient) is bool):
-            return json.dumps(self.as_dict(), ensure_ascii=False, separators=(", ", ": "))
-        text = _json_string
+        module's own string encoder, the same number spelling (``repr``). Anything but the declared types
+        goes through ``json.dumps`` itself."""
         time = _number(self.time)
-        parts = ['{"time": ', repr(time) if type(time) is float and math.isfinite(time) else json.dumps(time),
-                 ', "kind": ', text(kind)]
-        if group is not None:
-            parts += [', "group": ', text(group)]
-        parts += [', "namespace": ', text(namespace), ', "name": ', text(name), ', "event": ', text(event)]
-        if node is not None:
-            parts += [', "node": ', text(node)]
-        if reason is not None:
-            parts += [', "reason": ', text(reason)]
-        if message is not None:
-            parts += [', "message": ', text(message)]
+        if not ((type(time) is float and math.isfinite(time)) or type(time) is int) or \
+                type(self.transient) is not bool or type(self.count) is not int:
+            return json.dumps(self.as_dict(), ensure_ascii=False, separators=(", ", ": "))
+        group, node, reason, message = self.group, self.node, self.reason, self.message
+        try:
+            text = _json_text
+            out = f'{{"time": {time!r}, "kind": {text(self.kind)}'
+            if group is not None:
+                out += f', "group": {text(group)}'
+            out += f', "namespace": {text(self.namespace)}, "name": {text(self.name)}, "event": {text(self.event)}'
+            if node is not None:
+                out += f', "node": {text(node)}'
+            if reason is not None:
+                out += f', "reason": {text(reason)}'
+            if message is not None:
+                out += f', "message": {text(message)}'
+        except TypeError:  # a field that is not a string
+            return json.dumps(self.as_dict(), ensure_ascii=False, separators=(", ", ": "))
         if self.transient:
-            parts.append(', "transient": true')
+            out += ', "transient": true'
         if self.count > 1:
-            parts += [', "count": ', repr(self.count)]
-        parts.append("}")
-        return "".join(parts)
+            out += f', "count": {self.count!r}'
+        return out + "}"
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -120,8 +119,20 @@ class KubeEvent:
     count: int = 1
 
 
-#: What ``json.dumps(..., ensure_ascii=False)`` writes for a string.
-_json_string = json.encoder.encode_basestring
+#: What ``json.dumps(..., ensure_ascii=False)`` writes for a string, remembered for the strings that repeat
+#: (kinds, namespaces, event names, node and object names appear in many events).
+_JSON_TEXTS: dict[str, str] = {}
+_JSON_TEXTS_MAX = 65_536
+
+
+def _json_text(value: str) -> str:
+    found = _JSON_TEXTS.get(value)
+    if found is None:
+        found = json.encoder.encode_basestring(value)
+        if len(_JSON_TEXTS) >= _JSON_TEXTS_MAX:
+            _JSON_TEXTS.clear()
+        _JSON_TEXTS[value] = found
+    return found
 
 
 def _number(value: float) -> float | int:

@@ -152,6 +152,8 @@ def test_html_embeds_svg_and_summary() -> None:
     SimEvent(1234567.891234567, "Workload", "ns", "w", "Admitted", group="kueue.x-k8s.io"),
     SimEvent(12.5, "Pod", "ns", "p", "Rejected", reason="Forbidden", message="ünïcödé ✓ 名前", transient=True),
     SimEvent(7, "Node", "", "n", "Created"),  # an int time (a hand-made event)
+    SimEvent(1.5, "Pod", "ns", "p", "Scheduled", node=5),  # type: ignore[arg-type]  # not a string: json.dumps
+    SimEvent(2.0, "Pod", "ns", "p", "Rejected", transient=1),  # type: ignore[arg-type]  # not a bool: json.dumps
 ])
 def test_event_json_is_json_dumps_of_as_dict(event: SimEvent) -> None:
     """``SimEvent.as_json`` (how ``-o json`` writes events) is byte for byte what ``json.dumps`` writes for
