@@ -175,10 +175,12 @@ class Recorder:
 
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}
-        group = event_group(obj)
-        if group is not None:
-            details.setdefault("group", group)
-        self.record(str(obj.get("kind", "")), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
+        kind = obj.get("kind", "")
+        if isinstance(kind, str) and kind in SHARED_KINDS:  # only those can carry a group (most events: Pods)
+            group = event_group(obj)
+            if group is not None:
+                details.setdefault("group", group)
+        self.record(str(kind), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
 
     def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         md = obj.get("metadata") or {}

@@ -30,7 +30,13 @@ from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.controllers.job_pods import has_tracking_finalizer, owned_pods
 from jobsetctl.fakecluster.controllers.job_scheduling import GROUP as SCHEDULING_GROUP
 from jobsetctl.fakecluster.controllers.job_scheduling import SchedulingObjects
-from jobsetctl.fakecluster.controllers.job_spec import JOB_TRACKING_FINALIZER, JobView, mapping, text
+from jobsetctl.fakecluster.controllers.job_spec import (
+    JOB_TRACKING_FINALIZER,
+    JobView,
+    job_finished,
+    mapping,
+    text,
+)
 from jobsetctl.fakecluster.controllers.job_sync import JobState, JobSync
 from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kinds.interface import Object
@@ -69,9 +75,11 @@ class JobController(Controller):
             if ref is None or ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
                 return ()
             job = self.api.get("batch", "Job", namespace, text(ref.get("name")))
-            if job is not None and mapping(job.get("metadata")).get("uid") == ref.get("uid") and not JobView(
-                    job).finished:
-                return ((JOB_KEY, namespace, text(ref.get("name"))),)
+            if job is not None and mapping(job.get("metadata")).get("uid") == ref.get("uid"):
+                if not isinstance(job.get("status"), dict):
+                    job["status"] = {}  # as ``JobView.finished`` reads it (it materialises the status)
+                if not job_finished(job):
+                    return ((JOB_KEY, namespace, text(ref.get("name"))),)
             if event.type != WatchType.DELETED and has_tracking_finalizer(event.obj):
                 return ((ORPHAN_KEY, namespace, name),)
             return ()
