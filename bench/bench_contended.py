@@ -34,24 +34,25 @@ ratio of each size's CPU time to the previous size's (doubling: 1,000 → 2,000 
 Targets (issue 12): 5,000 nodes / 50,000 pods at >= 2,000 pods per second on one core, peak RSS < 2 GiB,
 doubling <= 2.3x, both variants; the week in under a minute.
 
-Measured 2026-11-26 after the i12-day work (see "before" below), on the shared 2-core machine with other
-engineers' runs going (load average 7-11): CPU seconds, which that load still inflates; the same run at
-5,000 nodes gave 24.8 to 26.5 s (plain) and 25.7 to 27.5 s (rack) over four runs within the hour, so read
-the figures as +-5 %. Every JSON digest is the one the code before this work printed.
+Measured 2026-11-26 after the i12-day work (see "before" below), on the shared 2-core machine at a load
+average of about 3 (wall close to CPU); CPU seconds still vary by up to a tenth from run to run: over the
+day's seven runs at 5,000 nodes, plain took 22.3 to 26.5 s and rack 23.7 to 27.5 s (the higher ones at a
+load average of 7 to 11). Every JSON digest is the one the code before this work printed.
 
     case   nodes    pods  CPU s  pods/CPU s  peak MiB  CPU x
-    plain    500   5,040    3.3       1,514       156      -
-    plain  1,000  10,000    5.7       1,768       251  1.70x
-    plain  2,500  25,040   12.7       1,965       543  2.25x (2.5x the size)
-    plain  5,000  50,000   26.3       1,898       999  2.07x
-    plain 10,000 100,000   48.0       2,084     1,919  1.83x (run once)
-    rack     500   5,040    3.1       1,610       371      -
-    rack   1,000  10,000    6.3       1,590       371  2.01x
-    rack   2,500  25,040   14.1       1,771       550  2.25x (2.5x the size)
-    rack   5,000  50,000   25.7       1,946     1,015  1.82x
-    rack  10,000 100,000   52.8       1,895     1,962  2.05x (run once)
+    plain    500   5,040    2.7       1,851       156      -
+    plain  1,000  10,000    5.2       1,940       252  1.89x
+    plain  2,500  25,040   11.4       2,201       543  2.21x (2.5x the size)
+    plain  5,000  50,000   23.2       2,152       999  2.04x
+    plain 10,000 100,000   48.0       2,084     1,919  1.83x of a 26.3 s 5,000 (run once, load average 9)
+    rack     500   5,040    2.9       1,735       370      -
+    rack   1,000  10,000    5.0       1,997       370  1.72x
+    rack   2,500  25,040   12.2       2,052       550  2.44x (2.5x the size)
+    rack   5,000  50,000   26.4       1,895     1,015  2.16x
+    rack  10,000 100,000   52.8       1,895     1,962  2.05x of a 25.7 s 5,000 (run once, load average 9)
 
-The same unchanged code (8fcf8ec) on the same machine that day: plain 5,000 32.8 s, rack 5,000 34.6 s.
+Back to back on the quiet machine, the unchanged code (8fcf8ec) and this one at 5,000 nodes: plain 26.2 ->
+22.3 s (2,244 pods per CPU second), rack 28.6 -> 23.7 s (2,108).
 Where the time went at 5,000 nodes, in-process phases (plain): parse 1.6 s, lint 1.2 s, the run 21.9 s,
 timeline 0.8 s, summary 0.6 s, JSON 1.3 s (before the last two JSON changes); in the run, per pod: five
 writes (created, bound, started and ready in one kubelet status update, finished, tracking finalizer
