@@ -79,8 +79,12 @@ class TASFlavor(Placement):
             levels and levels[-1] == names.HOSTNAME_LABEL and manager.engine.settings.gate("TASHandleOverlappingFlavors")) else {}
         #: Per workload key: the (leaf id, requests) it added, to remove exactly that.
         self.workload_usage: dict[str, list[tuple[str, Requests]]] = {}
+        #: Per workload key: the inputs of its last :meth:`add_workload` (topology assignment and per-pod
+        #: requests objects per podset) and the entries they gave.
+        self._entries_memo: dict[str, tuple[list[tuple[Any, Requests]], list[tuple[str, Requests]]]] = {}
         self.states: Any = []
         self._placement_cache = {}
+        self._shape_memo = {}
 
     # ---- tree and capacity ---------------------------------------------------------------------------
     def current_tree(self) -> Tree:
@@ -115,21 +119,35 @@ class TASFlavor(Placement):
 
     # ---- usage ---------------------------------------------------------------------------------------
     def add_workload(self, info: WorkloadInfo) -> None:
-        self.remove_workload(info)
-        entries: list[tuple[str, Requests]] = []
+        inputs: list[tuple[Any, Requests]] = []
         for podset in info.podsets:
             if podset.topology_assignment is None or not podset.flavors or self.name not in podset.flavors.values():
                 continue
-            ta = from_api(podset.topology_assignment)
-            if ta is None:
-                continue
-            per_pod = self.manager.full_per_pod(info, podset.name)
+            inputs.append((podset.topology_assignment, self.manager.full_per_pod(info, podset.name)))
+        # Every version of an admitted workload passes here (and the preemption simulation takes workloads
+        # out and puts them back): while its topology assignments and pod requests are the same objects
+        # (writers replace them, never edit them in place), its entries are the same, and when they are
+        # already applied nothing changes, so the placement caches stay valid.
+        memo = self._entries_memo.get(info.key)
+        if memo is not None and len(memo[0]) == len(inputs) and all(
+                a is b and p is q for (a, p), (b, q) in zip(memo[0], inputs, strict=True)):
+            entries = memo[1]
+            if self.workload_usage.get(info.key) is entries:
+                return
+        else:
+            entries = []
             tree = self.current_tree()
-            for values, count in ta.domains:
-                leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
-                requests = {name: value * count for name, value in per_pod.items()}
-                requests[PODS] = requests.get(PODS, 0) + count
-                entries.append((leaf_id, requests))
+            for assignment, per_pod in inputs:
+                ta = from_api(assignment)
+                if ta is None:
+                    continue
+                for values, count in ta.domains:
+                    leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
+                    requests = {name: value * count for name, value in per_pod.items()}
+                    requests[PODS] = requests.get(PODS, 0) + count
+                    entries.append((leaf_id, requests))
+            self._entries_memo[info.key] = (inputs, entries)
+        self.remove_workload(info)
         if not entries:
             return
         self.workload_usage[info.key] = entries
@@ -182,7 +200,8 @@ class TASManager:
         self.usage_log: list[str] = []
         self.usage_epoch = 0
         self.placement_cache_enabled = True
-        self._per_pod: dict[tuple[str, str], tuple[Any, Requests]] = {}
+        #: Per workload key: (its ``spec.podSets`` list, the full per-pod requests per podset name).
+        self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
@@ -227,20 +246,25 @@ class TASManager:
     def forget_workload(self, key: str) -> None:
         for flavor in self.flavors.values():
             flavor.remove_workload(key)
+            flavor._entries_memo.pop(key, None)
+        self._per_pod.pop(key, None)
 
     def full_per_pod(self, info: WorkloadInfo, podset_name: str) -> Requests:
         """``NewRequestsFromPodSpec`` of a podset's template (TAS counts the whole pod, not only the
         resources the ClusterQueue covers)."""
-        for podset in info.spec_podsets():
-            if str(podset.get("name") or "main") == podset_name:
-                spec = _mapping(podset.get("template")).get("spec")
-                hit = self._per_pod.get((info.key, podset_name))
-                if hit is not None and hit[0] is spec:
-                    return hit[1]
-                value = requests_from_fractions(pod_requests(spec))
-                self._per_pod[(info.key, podset_name)] = (spec, value)
-                return value
-        return {}
+        # Writers replace ``spec.podSets`` as a whole, never edit it in place (see ``WorkloadInfo.update``):
+        # the per-pod requests of every podset are remembered per workload while that list is the same.
+        podsets = _mapping(info.obj.get("spec")).get("podSets")
+        hit = self._per_pod.get(info.key)
+        if hit is None or hit[0] is not podsets:
+            by_name: dict[str, Requests] = {}
+            for podset in info.spec_podsets():
+                name = str(podset.get("name") or "main")
+                if name not in by_name:
+                    spec = _mapping(podset.get("template")).get("spec")
+                    by_name[name] = requests_from_fractions(pod_requests(spec))
+            hit = self._per_pod[info.key] = (podsets, by_name)
+        return hit[1].get(podset_name, {})
 
     # ---- nodes and pods --------------------------------------------------------------------------------
     def sorted_nodes(self) -> list[NodeView]:

@@ -46,6 +46,8 @@ class Placement:
     topology_name: str
 
     _placement_cache: dict[Any, _CacheEntry]
+    #: Per worker podset (by identity): what :meth:`_find` reads from it (:meth:`_shape`).
+    _shape_memo: dict[tuple[int, int, bool], _Shape]
     #: The cache entry the last :meth:`_cached_counts` used.
     _current_entry: _CacheEntry
 
@@ -120,25 +122,33 @@ class Placement:
             return self.levels[-1]
         return None
 
-    def _find(self, workers: PodSetRequest, leader: PodSetRequest | None, assumed: dict[str, Requests],
-              simulate_empty: bool) -> tuple[dict[str, TopologyAssignment], str]:
-        """``findTopologyAssignment``."""
+    def _shape(self, workers: PodSetRequest) -> _Shape:
+        """What :meth:`_find` reads from the worker podset (its topology request, levels, scheduling
+        constraints), remembered per podset object: podsets are replaced, never edited in place, and a
+        cycle places the same few podsets over and over."""
+        memo_key = (id(workers.podset), id(workers.per_pod), workers.implied)
+        hit = self._shape_memo.get(memo_key)
+        if hit is not None and hit.podset is workers.podset and hit.per_pod_source is workers.per_pod:
+            return hit
+        shape = self._compute_shape(workers)
+        if len(self._shape_memo) > 4096:
+            self._shape_memo.clear()
+        self._shape_memo[memo_key] = shape
+        return shape
+
+    def _compute_shape(self, workers: PodSetRequest) -> _Shape:
         request = _mapping(workers.podset.get("topologyRequest")) or None
         tree = self.current_tree()
         per_pod = dict(workers.per_pod)
         per_pod[PODS] = per_pod.get(PODS, 0) + 1
-        leader_pod: Requests | None = None
-        leader_count = 0
-        if leader is not None:
-            leader_pod = dict(leader.per_pod)
-            leader_pod[PODS] = leader_pod.get(PODS, 0) + 1
-            leader_count = 1
+        shape = _Shape(workers.podset, workers.per_pod, per_pod)
         layers = slice_constraints(request)
         slice_size = 1
         if layers:
             slice_size = layers[0][1]
             if slice_size <= 0:
-                return {}, "slice topology requested, but slice size not provided"
+                shape.error = "slice topology requested, but slice size not provided"
+                return shape
         required = bool(request) and request.get("required") is not None  # type: ignore[union-attr]
         unconstrained = (bool(request) and request.get("unconstrained") is True) or workers.implied or (  # type: ignore[union-attr]
             bool(layers) and request.get("required") is None and request.get("preferred") is None)  # type: ignore[union-attr]
@@ -146,45 +156,90 @@ class Placement:
         if key is None and workers.implied:
             key = self.levels[-1]
         if key is None:
-            return {}, "topology level not specified"
+            shape.error = "topology level not specified"
+            return shape
         level_idx = self.level_index(key)
         if level_idx is None:
-            return {}, f"no requested topology level: {key}"
+            shape.error = f"no requested topology level: {key}"
+            return shape
         slice_key = layers[0][0] if layers else self.levels[-1]
         slice_idx = self.level_index(slice_key)
         if slice_idx is None:
-            return {}, f"no requested topology level for slices: {slice_key}"
+            shape.error = f"no requested topology level for slices: {slice_key}"
+            return shape
         if level_idx > slice_idx:
-            return {}, f"podset slice topology {slice_key} is above the podset topology {key}"
+            shape.error = f"podset slice topology {slice_key} is above the podset topology {key}"
+            return shape
         size_at_level: dict[int, int] = {}
         previous_size, previous_idx = slice_size, slice_idx
         for topology, size in layers[1:]:
             inner = self.level_index(topology)
             if inner is None:
-                return {}, f"no requested topology level for additional slice layer: {topology}"
+                shape.error = f"no requested topology level for additional slice layer: {topology}"
+                return shape
             if inner <= previous_idx:
-                return {}, f"additional slice layer topology {topology} must be at a lower level than {self.levels[previous_idx]}"
+                shape.error = (f"additional slice layer topology {topology} must be at a lower level than "
+                               f"{self.levels[previous_idx]}")
+                return shape
             if size <= 0 or previous_size % size != 0:
-                return {}, f"additional slice layer size {size} must evenly divide parent layer size {previous_size}"
+                shape.error = f"additional slice layer size {size} must evenly divide parent layer size {previous_size}"
+                return shape
             for lvl in range(previous_idx + 1, inner + 1):
                 size_at_level[lvl] = size
             previous_size, previous_idx = size, inner
 
         spec = _mapping(_mapping(workers.podset.get("template")).get("spec"))
-        tolerations = parse_tolerations(spec) + self.tolerations
-        selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector")).items()} if tree.lowest_is_node else {}
-        affinity = compile_required_node_affinity({}, spec.get("affinity"))
+        shape.spec = spec
+        shape.tolerations = parse_tolerations(spec) + self.tolerations
+        shape.selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector")).items()} if tree.lowest_is_node else {}
+        shape.affinity = compile_required_node_affinity({}, spec.get("affinity"))
+        shape.layers = layers
+        shape.slice_size = slice_size
+        shape.required = required
+        shape.unconstrained = unconstrained
+        shape.level_idx = level_idx
+        shape.slice_idx = slice_idx
+        shape.size_at_level = size_at_level
+        sizes = tuple(sorted(size_at_level.items()))
+        shape.counts_key = (tuple(sorted(per_pod.items())), repr(spec.get("tolerations")),
+                            tuple(sorted(shape.selector.items())), repr(spec.get("affinity")), slice_size, slice_idx,
+                            sizes)
+        shape.result_key = (level_idx, slice_idx, slice_size, required, unconstrained, tuple(layers), sizes)
+        return shape
+
+    def _find(self, workers: PodSetRequest, leader: PodSetRequest | None, assumed: dict[str, Requests],
+              simulate_empty: bool) -> tuple[dict[str, TopologyAssignment], str]:
+        """``findTopologyAssignment``."""
+        shape = self._shape(workers)
+        if shape.error:
+            return {}, shape.error
+        tree = self.current_tree()
+        per_pod = shape.per_pod
+        leader_pod: Requests | None = None
+        leader_count = 0
+        if leader is not None:
+            leader_pod = dict(leader.per_pod)
+            leader_pod[PODS] = leader_pod.get(PODS, 0) + 1
+            leader_count = 1
+        layers = shape.layers
+        slice_size = shape.slice_size
+        required = shape.required
+        unconstrained = shape.unconstrained
+        level_idx = shape.level_idx
+        slice_idx = shape.slice_idx
+        size_at_level = shape.size_at_level
+        tolerations = shape.tolerations
+        selector = shape.selector
+        affinity = shape.affinity
 
         # phase 1: counts per leaf, then up the tree
         if leader_pod is None and not assumed and self.manager.placement_cache_enabled:
-            stats = self._cached_counts(tree, per_pod, spec, tolerations, selector, affinity, simulate_empty,
-                                        slice_size, slice_idx, size_at_level)
+            stats = self._cached_counts(tree, shape, simulate_empty)
             # Phase 2 reads only the cached states and stats: while they are unchanged (no TAS usage moved
             # since), the same request gets the same answer. A cycle nominates one head per ClusterQueue,
             # many of the same shape, before anything is admitted.
             results = self._current_entry.results
-            result_key = (workers.name, workers.count, level_idx, slice_idx, slice_size, required, unconstrained,
-                          tuple(layers), tuple(sorted(size_at_level.items())))
+            result_key = (workers.name, workers.count, shape.result_key)
             hit = results.get(result_key)
             if hit is None:
                 hit = results[result_key] = self._place(
@@ -350,16 +405,14 @@ class Placement:
         else:
             state.pod_count_with_leader = state.pod_count
 
-    def _cached_counts(self, tree: Tree, per_pod: Requests, spec: dict[str, Any], tolerations: Any,
-                       selector: dict[str, str], affinity: Any, simulate_empty: bool, slice_size: int,
-                       slice_idx: int, size_at_level: dict[int, int]) -> Stats:
+    def _cached_counts(self, tree: Tree, shape: _Shape, simulate_empty: bool) -> Stats:
         """Phase 1 from a cache kept per podset shape: only the leaves whose usage changed since the last
         placement of the same shape are counted again, and only their ancestors refilled. Phase 2 works on
         copies of the states it touches (:class:`_StateOverlay`)."""
         manager = self.manager
-        key = (tuple(sorted(per_pod.items())), simulate_empty, repr(spec.get("tolerations")),
-               tuple(sorted(selector.items())), repr(spec.get("affinity")), slice_size, slice_idx,
-               tuple(sorted(size_at_level.items())))
+        per_pod = shape.per_pod
+        slice_size, slice_idx, size_at_level = shape.slice_size, shape.slice_idx, shape.size_at_level
+        key = (shape.counts_key, simulate_empty)
         entry = self._placement_cache.get(key)
         log = manager.usage_log
         if entry is None or entry.tree is not tree or entry.epoch != manager.usage_epoch:
@@ -370,7 +423,7 @@ class Placement:
             excluded_of: list[bool] = [False] * len(tree.leaf_list)
             for leaf in tree.leaf_list:
                 stats.total += 1
-                excluded = self._exclusion(leaf, tolerations, selector, affinity)
+                excluded = self._exclusion(leaf, shape.tolerations, shape.selector, shape.affinity)
                 if excluded is not None:
                     _count_exclusion(stats, excluded)
                     excluded_of[leaf.leaf_idx] = True
@@ -383,39 +436,56 @@ class Placement:
                 self._placement_cache.clear()
             self._placement_cache[key] = entry
         elif entry.log_pos < len(log):
-            states = entry.states
-            self.states = states
-            stats = entry.stats
             dirty = set(log[entry.log_pos:])
             entry.log_pos = len(log)
-            entry.results.clear()
-            by_level: dict[int, set[Domain]] = {}
-            for leaf_id in dirty:
-                changed = tree.leaves.get(leaf_id)
-                if changed is None or entry.excluded[changed.leaf_idx]:
-                    continue
-                previous = entry.limiting[changed.leaf_idx]
-                if previous is not None:
-                    stats.resources[previous] -= 1
-                    if not stats.resources[previous]:
-                        del stats.resources[previous]
-                entry.limiting[changed.leaf_idx] = self._count_cached_leaf(changed, states, stats, per_pod, simulate_empty)
-                level = len(changed.values) - 1
-                if level == slice_idx:
-                    state = states[changed.idx]
-                    state.slice_count = state.pod_count // slice_size
-                    state.slice_count_with_leader = state.pod_count_with_leader // slice_size
-                parent = changed.parent
-                while parent is not None:
-                    by_level.setdefault(len(parent.values) - 1, set()).add(parent)
-                    parent = parent.parent
-            for level in sorted(by_level, reverse=True):
-                for domain in by_level[level]:
-                    self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
+            if not simulate_empty:
+                # (On an empty cluster the counts do not depend on the TAS usage at all.)
+                self._recount(entry, tree, dirty, per_pod, slice_size, slice_idx, size_at_level)
         self.states = _StateOverlay(entry.states)
         self._current_entry = entry
         return Stats(entry.stats.total, entry.stats.node_selector, entry.stats.affinity, entry.stats.topology_domain,
                      dict(entry.stats.taints), dict(entry.stats.resources))
+
+    def _recount(self, entry: _CacheEntry, tree: Tree, dirty: set[str], per_pod: Requests, slice_size: int,
+                 slice_idx: int, size_at_level: dict[int, int]) -> None:
+        """Count the leaves whose usage moved again, then refill their ancestors. Usage often moves and
+        comes back (a cycle's reservations, the preemption simulation): when no leaf's count changed, the
+        states and phase 2's answers stay as they are."""
+        states = entry.states
+        stats = entry.stats
+        by_level: dict[int, set[Domain]] = {}
+        moved = False
+        for leaf_id in dirty:
+            changed = tree.leaves.get(leaf_id)
+            if changed is None or entry.excluded[changed.leaf_idx]:
+                continue
+            state = states[changed.idx]
+            before = (state.pod_count, entry.limiting[changed.leaf_idx])
+            count, limiting = count_in_with_limiting(per_pod, self.remaining(changed, False))
+            if (count, limiting if count == 0 and limiting else None) == before:
+                continue
+            moved = True
+            previous = entry.limiting[changed.leaf_idx]
+            if previous is not None:
+                stats.resources[previous] -= 1
+                if not stats.resources[previous]:
+                    del stats.resources[previous]
+            entry.limiting[changed.leaf_idx] = self._count_cached_leaf(changed, states, stats, per_pod, False)
+            level = len(changed.values) - 1
+            if level == slice_idx:
+                state.slice_count = state.pod_count // slice_size
+                state.slice_count_with_leader = state.pod_count_with_leader // slice_size
+            parent = changed.parent
+            while parent is not None:
+                by_level.setdefault(len(parent.values) - 1, set()).add(parent)
+                parent = parent.parent
+        if not moved:
+            return
+        entry.results.clear()
+        self.states = states  # what _combine reads and writes
+        for level in sorted(by_level, reverse=True):
+            for domain in by_level[level]:
+                self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
 
     def _count_cached_leaf(self, leaf: Domain, states: list[DomainState], stats: Stats, per_pod: Requests,
                            simulate_empty: bool) -> str | None:
@@ -696,6 +766,33 @@ def _count_exclusion(stats: Stats, excluded: str) -> None:
         stats.node_selector += 1
     else:
         stats.affinity += 1
+
+
+@dataclass(slots=True)
+class _Shape:
+    """A worker podset as :meth:`Placement._find` reads it (see :meth:`Placement._shape`)."""
+
+    podset: dict[str, Any]
+    #: The request's per-pod requests object the shape was computed from (identity checked).
+    per_pod_source: Requests
+    #: One pod's requests plus one ``pods``.
+    per_pod: Requests
+    error: str = ""
+    spec: dict[str, Any] = field(default_factory=dict)
+    tolerations: Any = ()
+    selector: dict[str, str] = field(default_factory=dict)
+    affinity: Any = None
+    layers: list[tuple[str, int]] = field(default_factory=list)
+    slice_size: int = 1
+    required: bool = False
+    unconstrained: bool = False
+    level_idx: int = 0
+    slice_idx: int = 0
+    size_at_level: dict[int, int] = field(default_factory=dict)
+    #: The phase 1 cache key (without ``simulate_empty``) and the phase 2 answer key (without the podset
+    #: name and count).
+    counts_key: tuple[Any, ...] = ()
+    result_key: tuple[Any, ...] = ()
 
 
 @dataclass(slots=True)
