@@ -50,6 +50,7 @@ from jobsetctl.kueue.engine.tas_tree import (
 )
 from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
 from jobsetctl.kueue.engine.tas_ungate import ungate
+from jobsetctl.kueue.engine.workload import _podset_per_pod
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.apiserver import WatchEvent
@@ -138,7 +139,7 @@ class TASFlavor(Placement):
             entries = []
             tree = self.current_tree()
             for assignment, per_pod in inputs:
-                ta = from_api(assignment)
+                ta = self.manager.parsed(assignment)
                 if ta is None:
                     continue
                 for values, count in ta.domains:
@@ -202,6 +203,8 @@ class TASManager:
         self.placement_cache_enabled = True
         #: Per workload key: (its ``spec.podSets`` list, the full per-pod requests per podset name).
         self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
+        #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
+        self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
@@ -261,10 +264,35 @@ class TASManager:
             for podset in info.spec_podsets():
                 name = str(podset.get("name") or "main")
                 if name not in by_name:
-                    spec = _mapping(podset.get("template")).get("spec")
-                    by_name[name] = requests_from_fractions(pod_requests(spec))
+                    # The same computation as the Info's own per-pod requests, and its memo (per template).
+                    by_name[name] = _podset_per_pod(podset, info._per_pod_memo)
             hit = self._per_pod[info.key] = (podsets, by_name)
         return hit[1].get(podset_name, {})
+
+    # ---- topology assignments ----------------------------------------------------------------------------
+    def encoded(self, ta: TopologyAssignment | None, by_hostname_prefix: bool) -> dict[str, Any] | None:
+        """``to_api``, remembering the internal form of the new object for :meth:`parsed`."""
+        value = to_api(ta, by_hostname_prefix)
+        if value is not None and ta is not None:
+            self._remember(value, ta)
+        return value
+
+    def parsed(self, value: Any) -> TopologyAssignment | None:
+        """``from_api`` of an API topology assignment, remembered per object: an assignment is written
+        once and then read at every fit check, reservation and cache update. Writers replace these
+        objects, never edit them in place; the internal form is only read."""
+        hit = self._parsed.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        ta = from_api(value)
+        if ta is not None:
+            self._remember(value, ta)
+        return ta
+
+    def _remember(self, value: dict[str, Any], ta: TopologyAssignment) -> None:
+        if len(self._parsed) > 16384:
+            self._parsed.clear()
+        self._parsed[id(value)] = (value, ta)
 
     # ---- nodes and pods --------------------------------------------------------------------------------
     def sorted_nodes(self) -> list[NodeView]:
@@ -343,7 +371,7 @@ class TASManager:
             if psa.topology_assignment is None:
                 continue
             flavor = next((self.flavors[f.name] for f in psa.flavors.values() if f.name in self.flavors), None)
-            ta = from_api(psa.topology_assignment)
+            ta = self.parsed(psa.topology_assignment)
             if flavor is None or ta is None:
                 continue
             per_pod = self.full_per_pod(info, psa.name)
@@ -366,7 +394,9 @@ class TASManager:
         return TASAssigner(self)
 
     def requests_for(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment) -> Any:
-        return TASAssigner(self).workload_requests(info, cq, assignment)
+        assigner = TASAssigner(self)
+        stashed = assigner.stashed_requests(info, cq, assignment)
+        return stashed if stashed is not None else assigner.workload_requests(info, cq, assignment)
 
     def preemption_fits(self, info: WorkloadInfo, requests: Any, cq: ClusterQueueState) -> bool:
         if not requests:
@@ -466,6 +496,15 @@ class TASAssigner:
                 self.implied(podset, cq), str(request["podSetGroupName"]) if request.get("podSetGroupName") else None))
         return out
 
+    def stashed_requests(self, info: WorkloadInfo, cq: ClusterQueueState,
+                         assignment: Assignment) -> dict[str, list[PodSetRequest]] | None:
+        """:meth:`workload_requests` as :meth:`after_quota` computed them for this assignment, while what
+        they depend on (each podset's count, status error, flavors, topology assignment) is the same."""
+        stash = assignment.tas_requests
+        if stash is not None and stash[0] is info and stash[1] is cq and stash[2] == _podsets_signature(assignment):
+            return stash[3]
+        return None
+
     def find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]], *,
                  simulate_empty: bool = False) -> dict[str, tuple[TopologyAssignment | None, str]]:
         """``FindTopologyAssignmentsForWorkload``: flavors in name order."""
@@ -492,6 +531,7 @@ class TASAssigner:
             if psa is not None:
                 psa.status.err = error
                 assignment._mode = None
+        assignment.tas_requests = (assigner.info, cq, _podsets_signature(assignment), requests)
         flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
         if assignment.representative_mode() == FIT:
             result = self.find_all(cq, requests)
@@ -505,6 +545,7 @@ class TASAssigner:
                 self._apply(assignment, result)
         if assignment.representative_mode() == PREEMPT:
             result = self.find_all(cq, requests, simulate_empty=True)
+            assignment.tas_empty = (requests, result)
             failure = _failure(result, flavor_of)
             if failure is not None:
                 psa = assignment.podset(failure[0])
@@ -524,7 +565,7 @@ class TASAssigner:
         for name, (ta, _) in result.items():
             psa = assignment.podset(name)
             if psa is not None:
-                psa.topology_assignment = to_api(ta, by_hostname)
+                psa.topology_assignment = self.manager.encoded(ta, by_hostname)
 
     def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
                                          targets: list[Any]) -> None:
@@ -536,7 +577,9 @@ class TASAssigner:
             return
         if not any(explicitly_requests_tas(p) for p in info.spec_podsets()) and not cq.is_tas_only():
             return
-        requests = self.workload_requests(info, cq, assignment)
+        requests = self.stashed_requests(info, cq, assignment)
+        if requests is None:
+            requests = self.workload_requests(info, cq, assignment)
         if targets:
             preemptor = self.manager.engine.preemptor
             for target in targets:
@@ -546,6 +589,9 @@ class TASAssigner:
             finally:
                 for target in targets:
                     preemptor.add(target.info)
+        elif assignment.tas_empty is not None and assignment.tas_empty[0] is requests:
+            # after_quota placed these requests on the empty cluster already (and applied nothing since).
+            result = assignment.tas_empty[1]
         else:
             result = self.find_all(cq, requests, simulate_empty=True)
         self._apply(assignment, result)
@@ -557,7 +603,7 @@ class TASAssigner:
                 continue
             flavor = next((f.name for f in psa.flavors.values() if f.name in cq.tas_flavors), None)
             tas = cq.tas_flavors.get(flavor) if flavor else None
-            ta = from_api(psa.topology_assignment)
+            ta = self.manager.parsed(psa.topology_assignment)
             if tas is None or ta is None:
                 continue
             per_pod = self.manager.full_per_pod(info, psa.name)
@@ -567,6 +613,12 @@ class TASAssigner:
             if not tas.fits(domains):
                 return False
         return True
+
+
+def _podsets_signature(assignment: Assignment) -> tuple[Any, ...]:
+    """What :meth:`TASAssigner.workload_requests` reads from an assignment's podsets."""
+    return tuple((p.name, p.count, p.topology_assignment is None, p.status.err,
+                  tuple(f.name for f in p.flavors.values())) for p in assignment.podsets)
 
 
 def _failure(result: dict[str, tuple[TopologyAssignment | None, str]],
