@@ -86,6 +86,7 @@ class TASFlavor(Placement):
         self.states: Any = []
         self._placement_cache = {}
         self._shape_memo = {}
+        self._shape_by_content = {}
 
     # ---- tree and capacity ---------------------------------------------------------------------------
     def current_tree(self) -> Tree:

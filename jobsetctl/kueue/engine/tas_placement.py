@@ -46,8 +46,10 @@ class Placement:
     topology_name: str
 
     _placement_cache: dict[Any, _CacheEntry]
-    #: Per worker podset (by identity): what :meth:`_find` reads from it (:meth:`_shape`).
-    _shape_memo: dict[tuple[int, int, bool], _Shape]
+    #: Per worker podset and per-pod requests (by identity, both kept alive here): what :meth:`_find` reads
+    #: from them (:meth:`_shape`); and the same per contents.
+    _shape_memo: dict[tuple[int, int, bool], tuple[dict[str, Any], Requests, _Shape]]
+    _shape_by_content: dict[tuple[Any, ...], _Shape]
     #: The cache entry the last :meth:`_cached_counts` used.
     _current_entry: _CacheEntry
 
@@ -124,16 +126,26 @@ class Placement:
 
     def _shape(self, workers: PodSetRequest) -> _Shape:
         """What :meth:`_find` reads from the worker podset (its topology request, levels, scheduling
-        constraints), remembered per podset object: podsets are replaced, never edited in place, and a
-        cycle places the same few podsets over and over."""
+        constraints), remembered per podset object (podsets are replaced, never edited in place, and a
+        workload is placed again at every attempt) and shared between podsets with the same contents
+        (workloads of one class)."""
         memo_key = (id(workers.podset), id(workers.per_pod), workers.implied)
         hit = self._shape_memo.get(memo_key)
-        if hit is not None and hit.podset is workers.podset and hit.per_pod_source is workers.per_pod:
-            return hit
-        shape = self._compute_shape(workers)
+        if hit is not None and hit[0] is workers.podset and hit[1] is workers.per_pod:
+            return hit[2]
+        spec = _mapping(_mapping(workers.podset.get("template")).get("spec"))
+        content = (repr(workers.podset.get("topologyRequest")), repr(spec.get("tolerations")),
+                   repr(spec.get("nodeSelector")), repr(spec.get("affinity")), tuple(workers.per_pod.items()),
+                   workers.implied)
+        shape = self._shape_by_content.get(content)
+        if shape is None:
+            shape = self._compute_shape(workers)
+            if len(self._shape_by_content) > 1024:
+                self._shape_by_content.clear()
+            self._shape_by_content[content] = shape
         if len(self._shape_memo) > 4096:
             self._shape_memo.clear()
-        self._shape_memo[memo_key] = shape
+        self._shape_memo[memo_key] = (workers.podset, workers.per_pod, shape)
         return shape
 
     def _compute_shape(self, workers: PodSetRequest) -> _Shape:
@@ -141,7 +153,7 @@ class Placement:
         tree = self.current_tree()
         per_pod = dict(workers.per_pod)
         per_pod[PODS] = per_pod.get(PODS, 0) + 1
-        shape = _Shape(workers.podset, workers.per_pod, per_pod)
+        shape = _Shape(per_pod)
         layers = slice_constraints(request)
         slice_size = 1
         if layers:
@@ -443,8 +455,7 @@ class Placement:
                 self._recount(entry, tree, dirty, per_pod, slice_size, slice_idx, size_at_level)
         self.states = _StateOverlay(entry.states)
         self._current_entry = entry
-        return Stats(entry.stats.total, entry.stats.node_selector, entry.stats.affinity, entry.stats.topology_domain,
-                     dict(entry.stats.taints), dict(entry.stats.resources))
+        return entry.stats  # phase 2 only reads it
 
     def _recount(self, entry: _CacheEntry, tree: Tree, dirty: set[str], per_pod: Requests, slice_size: int,
                  slice_idx: int, size_at_level: dict[int, int]) -> None:
@@ -772,9 +783,6 @@ def _count_exclusion(stats: Stats, excluded: str) -> None:
 class _Shape:
     """A worker podset as :meth:`Placement._find` reads it (see :meth:`Placement._shape`)."""
 
-    podset: dict[str, Any]
-    #: The request's per-pod requests object the shape was computed from (identity checked).
-    per_pod_source: Requests
     #: One pod's requests plus one ``pods``.
     per_pod: Requests
     error: str = ""
