@@ -29,6 +29,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import Toleration
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import (
@@ -206,6 +207,10 @@ class TASManager:
         self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
         self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
+        #: Per assignment object (kept alive here): its API encoding, never handed out (copies are).
+        self._encodings: dict[int, tuple[TopologyAssignment, bool, dict[str, Any]]] = {}
+        #: Empty-cluster placements per requests' shapes (:meth:`TASAssigner.find_all`).
+        self.empty_placements: dict[tuple[Any, ...], tuple[int, list[tuple[TASFlavor, Any]], list[Any], dict[str, Any]]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
@@ -272,10 +277,23 @@ class TASManager:
 
     # ---- topology assignments ----------------------------------------------------------------------------
     def encoded(self, ta: TopologyAssignment | None, by_hostname_prefix: bool) -> dict[str, Any] | None:
-        """``to_api``, remembering the internal form of the new object for :meth:`parsed`."""
-        value = to_api(ta, by_hostname_prefix)
-        if value is not None and ta is not None:
-            self._remember(value, ta)
+        """``to_api`` (a new object each time), remembering the internal form of the new object for
+        :meth:`parsed`. The encoding is remembered per assignment object (placements on an empty cluster
+        hand the same ones to every workload of a class)."""
+        if ta is None:
+            return None
+        hit = self._encodings.get(id(ta))
+        if hit is not None and hit[0] is ta and hit[1] == by_hostname_prefix:
+            value = copy_tree(hit[2])
+        else:
+            encoded = to_api(ta, by_hostname_prefix)
+            if encoded is None:
+                return None
+            value = encoded
+            if len(self._encodings) > 4096:
+                self._encodings.clear()
+            self._encodings[id(ta)] = (ta, by_hostname_prefix, copy_tree(value))
+        self._remember(value, ta)
         return value
 
     def parsed(self, value: Any) -> TopologyAssignment | None:
@@ -509,6 +527,17 @@ class TASAssigner:
     def find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]], *,
                  simulate_empty: bool = False) -> dict[str, tuple[TopologyAssignment | None, str]]:
         """``FindTopologyAssignmentsForWorkload``: flavors in name order."""
+        memo_key: tuple[Any, ...] | None = None
+        if simulate_empty:
+            # On an empty cluster the answer depends only on the requests' shapes and counts, the trees
+            # and the non-TAS pods (usage_epoch): workloads of one class get the same answer, and the
+            # assignments are only read (see parsed).
+            memo_key = self._empty_memo_key(cq, requests)
+            if memo_key is not None:
+                hit = self.manager.empty_placements.get(memo_key)
+                if hit is not None and hit[0] == self.manager.usage_epoch and all(
+                        t.tree is tree for t, tree in hit[1]):
+                    return dict(hit[3])
         result: dict[str, tuple[TopologyAssignment | None, str]] = {}
         assumed: dict[str, Requests] = {}
         for flavor_name in sorted(requests):
@@ -518,7 +547,30 @@ class TASAssigner:
             flavor_assumed = assumed if tas.current_tree().lowest_is_node else {}
             result.update(tas.find_assignments(requests[flavor_name], simulate_empty=simulate_empty,
                                                assumed=flavor_assumed))
+        if memo_key is not None:
+            memo = self.manager.empty_placements
+            if len(memo) > 4096:
+                memo.clear()
+            flavors = [cq.tas_flavors[f] for f in sorted(requests) if f in cq.tas_flavors]
+            # The shapes in the key stay alive with the entry, so their ids are not reused meanwhile.
+            memo[memo_key] = (self.manager.usage_epoch, [(t, t.tree) for t in flavors],
+                              [s for rs in requests.values() for s in self._shapes_of(cq, rs)], dict(result))
         return result
+
+    def _shapes_of(self, cq: ClusterQueueState, requests: list[PodSetRequest]) -> list[Any]:
+        tas = cq.tas_flavors.get(requests[0].flavor) if requests else None
+        return [tas._shape(r) for r in requests] if tas is not None else []
+
+    def _empty_memo_key(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]]) -> tuple[Any, ...] | None:
+        parts: list[Any] = []
+        for flavor_name in sorted(requests):
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                continue
+            tas.current_tree()
+            parts.append((flavor_name, id(tas), tuple(
+                (r.name, r.count, r.group, id(tas._shape(r))) for r in requests[flavor_name])))
+        return tuple(parts)
 
     def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
         """The TAS step of ``assignFlavors`` once quota is assigned."""
