@@ -580,18 +580,18 @@ class FlavorAssigner:
             self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
 
 
-#: ``_flavor_mismatch`` answers per (pod spec, flavor) object pair (both kept alive here): a workload's
-#: podsets are checked against the same flavors at every attempt, and templates are never edited in place.
-_MISMATCH_MEMO: dict[tuple[int, int], tuple[Any, FlavorSpec, str, str | None]] = {}
+#: ``_flavor_mismatch`` answers per (tolerations, nodeSelector, affinity) of a pod spec and flavor object
+#: (kept alive here): workloads of one class carry the same ones and are checked at every attempt.
+_MISMATCH_MEMO: dict[tuple[str, str, str, int], tuple[FlavorSpec, str, str | None]] = {}
 
 
 def _flavor_mismatch(spec: dict[str, Any], flavor: FlavorSpec, flavor_name: str) -> str | None:
     """The non-TAS half of ``checkFlavorForPodSets`` for one podset: an untolerated taint of the flavor,
     or a node selector / required affinity the flavor's labels do not match."""
-    key = (id(spec), id(flavor))
+    key = (repr(spec.get("tolerations")), repr(spec.get("nodeSelector")), repr(spec.get("affinity")), id(flavor))
     hit = _MISMATCH_MEMO.get(key)
-    if hit is not None and hit[0] is spec and hit[1] is flavor and hit[2] == flavor_name:
-        return hit[3]
+    if hit is not None and hit[0] is flavor and hit[1] == flavor_name:
+        return hit[2]
     message: str | None = None
     tolerations = parse_tolerations(spec) + flavor.tolerations
     for taint in flavor.node_taints:
@@ -604,7 +604,7 @@ def _flavor_mismatch(spec: dict[str, Any], flavor: FlavorSpec, flavor_name: str)
         message = f"flavor {flavor_name} doesn't match node affinity"
     if len(_MISMATCH_MEMO) > 16384:
         _MISMATCH_MEMO.clear()
-    _MISMATCH_MEMO[key] = (spec, flavor, flavor_name, message)
+    _MISMATCH_MEMO[key] = (flavor, flavor_name, message)
     return message
 
 

@@ -257,7 +257,9 @@ class Placement:
                 hit = results[result_key] = self._place(
                     tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required, unconstrained,
                     layers, size_at_level, stats)
-            return _copy_assignments(hit[0]), hit[1]
+            # The assignments are only read (encoded, parsed back, summed into usage), never edited: the
+            # cached ones are handed out, and their encodings are remembered per object.
+            return dict(hit[0]), hit[1]
         else:
             self.states = [DomainState() for _ in range(tree.count)]
             stats = Stats()
@@ -515,19 +517,17 @@ class Placement:
 
     def _sorted(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         """``sortedDomains``: BestFit slices desc, LeastFreeCapacity slices asc; then pods asc; values."""
-        peek = self.states.peek
-        value_key = self._value_key
-        # One state read per domain (the key is built for every domain of a level, hundreds per placement).
-        if self._least_free(unconstrained):
-            def ascending(d: Domain) -> tuple[Any, ...]:
-                state = peek(d.idx)
-                return (state.slice_count, state.pod_count, value_key(d))
-            return sorted(domains, key=ascending)
-
-        def descending(d: Domain) -> tuple[Any, ...]:
-            state = peek(d.idx)
-            return (-state.slice_count, state.pod_count, value_key(d))
-        return sorted(domains, key=descending)
+        # One state read per domain (the key is built for every domain of a level, hundreds per placement);
+        # the index keeps equal keys in their order, as the stable sort on the domains did.
+        copies = self.states.copies
+        base = self.states.base
+        keyed = []
+        sign = 1 if self._least_free(unconstrained) else -1
+        for i, d in enumerate(domains):
+            state = copies.get(d.idx) or base[d.idx]
+            keyed.append((sign * state.slice_count, state.pod_count, d.values, i))
+        keyed.sort()
+        return [domains[k[3]] for k in keyed]
 
     def _sorted_with_leader(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         peek = self.states.peek
@@ -815,11 +815,6 @@ class _CacheEntry:
     #: Phase 2's answers on these states, per request (see :meth:`Placement._find`); emptied when the
     #: states change.
     results: dict[Any, tuple[dict[str, TopologyAssignment], str]] = field(default_factory=dict)
-
-
-def _copy_assignments(assignments: dict[str, TopologyAssignment]) -> dict[str, TopologyAssignment]:
-    return {name: TopologyAssignment(list(ta.levels), [(list(values), count) for values, count in ta.domains])
-            for name, ta in assignments.items()}
 
 
 class _StateOverlay:
