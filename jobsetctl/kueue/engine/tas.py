@@ -88,6 +88,7 @@ class TASFlavor(Placement):
         self._placement_cache = {}
         self._shape_memo = {}
         self._shape_by_content = {}
+        self._has_level_memo = {}
 
     # ---- tree and capacity ---------------------------------------------------------------------------
     def current_tree(self) -> Tree:
@@ -207,6 +208,8 @@ class TASManager:
         self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
         self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
+        #: Per podset object (kept alive here): whether it explicitly requests TAS.
+        self._explicit: dict[int, tuple[dict[str, Any], bool]] = {}
         #: Per assignment object (kept alive here): its API encoding, never handed out (copies are).
         self._encodings: dict[int, tuple[TopologyAssignment, bool, dict[str, Any]]] = {}
         #: Empty-cluster placements per requests' shapes (:meth:`TASAssigner.find_all`).
@@ -274,6 +277,18 @@ class TASManager:
                     by_name[name] = _podset_per_pod(podset, info._per_pod_memo)
             hit = self._per_pod[info.key] = (podsets, by_name)
         return hit[1].get(podset_name, {})
+
+    def explicit(self, podset: dict[str, Any]) -> bool:
+        """``IsExplicitlyRequestingTAS``, remembered per podset object (podsets are replaced, never edited
+        in place; each is asked at every flavor check and placement of its workload)."""
+        hit = self._explicit.get(id(podset))
+        if hit is not None and hit[0] is podset:
+            return hit[1]
+        value = explicitly_requests_tas(podset)
+        if len(self._explicit) > 16384:
+            self._explicit.clear()
+        self._explicit[id(podset)] = (podset, value)
+        return value
 
     # ---- topology assignments ----------------------------------------------------------------------------
     def encoded(self, ta: TopologyAssignment | None, by_hostname_prefix: bool) -> dict[str, Any] | None:
@@ -448,10 +463,10 @@ class TASAssigner:
         return cq.is_tas_only()
 
     def implied(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
-        return not explicitly_requests_tas(podset) and self.is_tas_only(cq)
+        return not self.manager.explicit(podset) and self.is_tas_only(cq)
 
     def requested(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
-        return explicitly_requests_tas(podset) or self.is_tas_only(cq)
+        return self.manager.explicit(podset) or self.is_tas_only(cq)
 
     def check_podset_and_flavor(self, assigner: FlavorAssigner, podset: dict[str, Any], flavor: FlavorSpec,
                                 group: ResourceGroup) -> str | None:
@@ -628,7 +643,7 @@ class TASAssigner:
 
         if assignment.representative_mode() != PREEMPT:
             return
-        if not any(explicitly_requests_tas(p) for p in info.spec_podsets()) and not cq.is_tas_only():
+        if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
             return
         requests = self.stashed_requests(info, cq, assignment)
         if requests is None:

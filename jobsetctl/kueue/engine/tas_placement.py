@@ -50,6 +50,8 @@ class Placement:
     #: from them (:meth:`_shape`); and the same per contents.
     _shape_memo: dict[tuple[int, int, bool], tuple[dict[str, Any], Requests, _Shape]]
     _shape_by_content: dict[tuple[Any, ...], _Shape]
+    #: Per topology request object (kept alive here): :meth:`has_level`.
+    _has_level_memo: dict[int, tuple[dict[str, Any], bool]]
     #: The cache entry the last :meth:`_cached_counts` used.
     _current_entry: _CacheEntry
 
@@ -100,7 +102,19 @@ class Placement:
             return None
 
     def has_level(self, request: dict[str, Any] | None) -> bool:
-        """``HasLevel``."""
+        """``HasLevel``, remembered per request object (requests are replaced, never edited in place)."""
+        if request is None:
+            return self._has_level(request)
+        hit = self._has_level_memo.get(id(request))
+        if hit is not None and hit[0] is request:
+            return hit[1]
+        value = self._has_level(request)
+        if len(self._has_level_memo) > 16384:
+            self._has_level_memo.clear()
+        self._has_level_memo[id(request)] = (request, value)
+        return value
+
+    def _has_level(self, request: dict[str, Any] | None) -> bool:
         main = self._level_key(request)
         if main is None:
             return False
