@@ -487,17 +487,22 @@ class Placement:
             if changed is None or entry.excluded[changed.leaf_idx]:
                 continue
             state = states[changed.idx]
-            before = (state.pod_count, entry.limiting[changed.leaf_idx])
             count, limiting = count_in_with_limiting(per_pod, self.remaining(changed, False))
-            if (count, limiting if count == 0 and limiting else None) == before:
+            new_limiting = limiting if count == 0 and limiting else None
+            previous = entry.limiting[changed.leaf_idx]
+            if count == state.pod_count and new_limiting == previous:
                 continue
             moved = True
-            previous = entry.limiting[changed.leaf_idx]
+            # What _count_cached_leaf does, from the count just taken.
             if previous is not None:
                 stats.resources[previous] -= 1
                 if not stats.resources[previous]:
                     del stats.resources[previous]
-            entry.limiting[changed.leaf_idx] = self._count_cached_leaf(changed, states, stats, per_pod, False)
+            if new_limiting is not None:
+                stats.resources[new_limiting] = stats.resources.get(new_limiting, 0) + 1
+            entry.limiting[changed.leaf_idx] = new_limiting
+            state.pod_count = state.pod_count_with_leader = count
+            state.leader_count = 0
             level = len(changed.values) - 1
             if level == slice_idx:
                 state.slice_count = state.pod_count // slice_size
