@@ -85,6 +85,35 @@ class ClusterEvent(Enum):
     FLUSH = "UnschedulableTimeout"
 
 
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """What the node hints compare (``isSchedulableAfterNodeChange``): a node before or after an update."""
+
+    name: str
+    labels: dict[str, str]
+    taints: tuple[Any, ...]
+    unschedulable: bool
+    allocatable: dict[str, int]
+    allowed_pods: int
+
+    @classmethod
+    def of(cls, node: Any) -> NodeView:
+        """A copy of a :class:`~.snapshot.NodeInfo`'s spec (the cache object itself is updated in place)."""
+        return cls(node.name, dict(node.labels), node.taints, node.unschedulable, dict(node.allocatable),
+                   node.allowed_pods)
+
+
+@dataclass(frozen=True, slots=True)
+class EventDetail:
+    """The old object of an update event, which upstream hints receive as ``oldObj`` (issue 12):
+    ``old_node``/``new_node`` for node events (``old_node`` None for an add), ``old_labels`` for a bound
+    pod's label update."""
+
+    old_node: NodeView | None = None
+    new_node: NodeView | None = None
+    old_labels: dict[str, str] | None = None
+
+
 class FilterStage(Enum):
     STATIC = "static"
     RESOURCES = "resources"

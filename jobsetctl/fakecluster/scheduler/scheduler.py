@@ -31,7 +31,7 @@ from jobsetctl.fakecluster.scheduler.groups import (
     group_key_of,
     object_group_key,
 )
-from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState
+from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, EventDetail, NodeView
 from jobsetctl.fakecluster.scheduler.podcycle import PodCycle
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, build_pod_info, is_terminal, mapping
 from jobsetctl.fakecluster.scheduler.profiles import build_profiles
@@ -160,9 +160,12 @@ class Scheduler(Controller):
                 for pod in list(node.nominated.values()):
                     self.snapshot.nominate(pod, None)
             return node is not None
-        _, added, changed = self.snapshot.upsert_node(event.obj)
+        known = self.snapshot.nodes.get(event.key[3])
+        old = NodeView.of(known) if known is not None and self.queue.pool else None
+        node, added, changed = self.snapshot.upsert_node(event.obj)
         if added or changed:
-            self.move(ClusterEvent.NODE_ADD if added else ClusterEvent.NODE_UPDATE)
+            detail = EventDetail(old_node=old, new_node=NodeView.of(node)) if self.queue.pool else None
+            self.move(ClusterEvent.NODE_ADD if added else ClusterEvent.NODE_UPDATE, detail=detail)
             return True
         return False
 
@@ -257,19 +260,21 @@ class Scheduler(Controller):
         return True
 
     # ---- queue moves -------------------------------------------------------------------------------
-    def move(self, event: ClusterEvent, subject: PodInfo | None = None, group: GroupKey | None = None) -> None:
+    def move(self, event: ClusterEvent, subject: PodInfo | None = None, group: GroupKey | None = None,
+             detail: EventDetail | None = None) -> None:
         """A cluster event: unschedulable items whose rejecting plugins' queueing hints say it may help
         them leave the pool (``MoveAllToActiveOrBackoffQueue`` with ``isPodWorthRequeuing``). ``subject``
-        is the pod of a pod event, ``group`` the group object of a PodGroup event."""
+        is the pod of a pod event, ``group`` the group object of a PodGroup event, ``detail`` the old (and
+        new) object of an update."""
         if not self.queue.pool:
             self.queue.move_request_cycle = self.queue.scheduling_cycle
             return
         candidates = self.requeue.candidates(event, subject, group) if self.hints else None
-        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group), self.clock.now,
+        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group, detail), self.clock.now,
                         candidates)
 
     def _interested(self, item: QueuedItem, event: ClusterEvent, subject: PodInfo | None,
-                    group: GroupKey | None) -> bool:
+                    group: GroupKey | None, detail: EventDetail | None = None) -> bool:
         """``isEntityWorthRequeuing``: a plugin that rejected the item registered for the event and its
         hint (``QueueingHintFn``) says Queue for the item's pod, or for any pod of a queued group."""
         if not item.unschedulable_plugins:
@@ -284,7 +289,7 @@ class Scheduler(Controller):
                 return True
             if targets is None:
                 targets = self._hint_targets(item)
-            if not targets or any(hint(target, event, subject, group) for target in targets):
+            if not targets or any(hint(target, event, subject, group, detail) for target in targets):
                 return True
         return False
 
@@ -293,7 +298,8 @@ class Scheduler(Controller):
 
     def _hint_targets(self, item: QueuedItem) -> list[PodInfo]:
         """The pods whose hints decide for an item: the pod, or one pod of each kind a group entry holds
-        (hints read a pod's group, namespace and affinity terms only)."""
+        (hints read a pod's group, namespace, labels, affinity terms and static signature: requests,
+        tolerations, node affinity)."""
         if not isinstance(item.payload, tuple):
             pod = self.pods.get(item.key)
             return [pod] if pod is not None else []
@@ -301,7 +307,8 @@ class Scheduler(Controller):
         for uid in self.group_cycle.held.get(item.payload, {}):
             pod = self.pods.get(uid)
             if pod is not None:
-                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity), pod)
+                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity, pod.static.key,
+                                  tuple(sorted(pod.labels.items()))), pod)
         return list(kinds.values())
 
     # ---- the loop ----------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from typing import ClassVar
 from jobsetctl.fakecluster.scheduler.interface import (
     ClusterEvent,
     CycleState,
+    EventDetail,
     FilterPlugin,
     FilterStage,
     PreFilterPlugin,
@@ -57,12 +58,19 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
         ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE,
     })
 
-    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None) -> bool:
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
+             detail: EventDetail | None = None) -> bool:
         """``isSchedulableAfterPodChange`` (plugin.go): a bound pod added helps a pod whose affinity terms
         it matches all of; a bound pod deleted helps a pod whose anti-affinity terms it matches all of;
-        a label change, a pod with terms (we do not keep the old labels to compare). Node events are not
-        hinted (every one may help). A pod without terms is helped by no pod event: upstream's quirk, a
-        pod rejected only by an existing pod's anti-affinity waits for another event when that pod goes."""
+        a label change, a pod with terms (we do not keep the old labels to compare). A pod without terms is
+        helped by no pod event: upstream's quirk, a pod rejected only by an existing pod's anti-affinity
+        waits for another event when that pod goes.
+
+        ``isSchedulableAfterNodeChange`` (plugin.go): an affinity term helps when the node has its topology
+        key and did not (or had another value, or the node is new); an anti-affinity term when the node is
+        new, lost the key or changed its value."""
+        if event in (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE):
+            return self._node_hint(target, detail)
         if subject is None or event not in (ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_DELETE,
                                             ClusterEvent.ASSIGNED_POD_UPDATE):
             return True
@@ -71,6 +79,21 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
         terms = target.affinity if event is ClusterEvent.ASSIGNED_POD_ADD else target.anti_affinity
         labels = self.handle.namespace_labels
         return bool(terms) and all(t.matches(subject.namespace, subject.labels, labels) for t in terms)
+
+    @staticmethod
+    def _node_hint(target: PodInfo, detail: EventDetail | None) -> bool:
+        if detail is None or detail.new_node is None:
+            return True
+        new, old = detail.new_node.labels, detail.old_node.labels if detail.old_node is not None else None
+        for term in target.affinity:
+            if term.topology_key in new and (old is None or old.get(term.topology_key) != new[term.topology_key]):
+                return True
+        for term in target.anti_affinity:
+            if old is None:
+                return True
+            if term.topology_key in old and old.get(term.topology_key) != new.get(term.topology_key):
+                return True
+        return False
 
     def applies_to(self, pod: PodInfo) -> bool:
         return pod.has_affinity_terms or bool(self.handle.snapshot.anti_affinity_pods)

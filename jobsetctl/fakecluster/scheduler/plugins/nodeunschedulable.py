@@ -8,12 +8,14 @@ from typing import ClassVar
 from jobsetctl.fakecluster.scheduler.interface import (
     ClusterEvent,
     CycleState,
+    EventDetail,
     FilterPlugin,
     FilterStage,
     Status,
     unresolvable,
 )
 from jobsetctl.fakecluster.scheduler.messages import NODE_UNSCHEDULABLE
+from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
 from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
 
 
@@ -21,6 +23,14 @@ class NodeUnschedulable(FilterPlugin):
     name = "NodeUnschedulable"
     stage = FilterStage.STATIC
     events: ClassVar[frozenset[ClusterEvent]] = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE})
+
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
+             detail: EventDetail | None = None) -> bool:
+        """``isSchedulableAfterNodeChange`` (node_unschedulable.go): Queue when the node is schedulable now
+        and was not before (an added node was not)."""
+        if detail is None or detail.new_node is None:
+            return True
+        return not detail.new_node.unschedulable and (detail.old_node is None or detail.old_node.unschedulable)
 
     def filter(self, state: CycleState, node: NodeInfo) -> Status | None:
         if node.unschedulable and not state.pod.static.tolerates_unschedulable:
