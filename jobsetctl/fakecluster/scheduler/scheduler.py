@@ -217,8 +217,9 @@ class Scheduler(Controller):
         labels = mapping(md.get("labels"))
         if labels != known.labels:
             if known.uid in self.snapshot.pods:
+                old_labels = dict(known.labels)
                 self.snapshot.relabel_pod(known, dict(labels))
-                self.move(ClusterEvent.ASSIGNED_POD_UPDATE)
+                self.move(ClusterEvent.ASSIGNED_POD_UPDATE, known, detail=EventDetail(old_labels=old_labels))
             else:
                 known.labels = dict(labels)
             work = True
