@@ -79,6 +79,45 @@ def test_node_event_hint(make_sim: SimFactory, case: cases.NodeHint) -> None:
     assert _ask(sim, item, case.plugin, event, detail=detail) is case.queue
 
 
+@pytest.mark.parametrize("case", cases.SELF_UPDATES, ids=_id)
+def test_waiting_pod_updated_hint(make_sim: SimFactory, case: cases.SelfUpdate) -> None:
+    """The waiting pod's own update (``PriorityQueue.Update`` asks the hints of UpdatePodToleration /
+    UpdatePodLabel); an update of another pending pod asks nothing of this one, which the hint's own-pod
+    check answers the same way."""
+    sim = make_sim()
+    item = _target(sim, case.target)
+    known = sim.scheduler.pods[item.key]
+    updated = copy.deepcopy(known.obj)
+    if case.other:
+        updated["metadata"]["uid"] = "another-pod"
+    if case.tolerations is not None:
+        updated["spec"]["tolerations"] = list(updated["spec"].get("tolerations") or []) + case.tolerations
+    if case.labels is not None:
+        updated["metadata"]["labels"] = dict(case.labels)
+    detail = EventDetail(old_labels=dict(known.labels), old_static=known.static)
+    assert _ask(sim, item, case.plugin, ClusterEvent.UNSCHEDULED_POD_UPDATE, subject=updated,
+                detail=detail) is case.queue
+
+
+def test_a_toleration_added_to_the_waiting_pod_retries_it(make_sim: SimFactory) -> None:
+    """taint_toleration_test.go "queue-on-toleration-added", end to end: the pod binds at the update (before
+    issue 12 it waited for another event or the five-minute flush)."""
+    sim = make_sim()
+    sim.node("n0", cpu="4", taints=[cases.taint("x")])
+    sim.pod("p", cpu="1")
+
+    def tolerate() -> None:
+        obj = copy.deepcopy(sim.get_pod("p"))
+        obj["spec"]["tolerations"] = [*(obj["spec"].get("tolerations") or []), cases.toleration("x")]
+        result = sim.api.update(obj)
+        assert result.ok, result.message()
+
+    sim.at(10, tolerate)
+    sim.run(60)
+    assert _attempts(sim, "default/p") == [0, 10]
+    assert sim.node_of("p") == "n0"
+
+
 def _gang_rows() -> list[Any]:
     return [pytest.param(case, cpg, id=f"{_id(case)} (CPG enabled: {cpg})") for case in cases.GANG_HINTS
             for cpg in case.cpg]
@@ -275,9 +314,9 @@ def test_room_gate_differs_from_fit_queue_on_node_add(make_sim: SimFactory) -> N
 def test_every_upstream_case_is_translated_or_left_out_with_a_reason() -> None:
     translated = {
         cases.FIT: 2 + 7 + 3,  # pod events (other deleted, unscheduled deleted), node changes, EventsToRegister
-        cases.TAINT: 4, cases.UNSCHED: 5, cases.AFFINITY: 6, cases.IPA: 15 + 12,
+        cases.TAINT: 4 + 3, cases.UNSCHED: 5 + 3, cases.AFFINITY: 6, cases.IPA: 16 + 12,
     }
-    rows = [*cases.POD_HINTS, *cases.NODE_HINTS]
+    rows = [*cases.POD_HINTS, *cases.NODE_HINTS, *cases.SELF_UPDATES]
     assert sum(1 for r in rows if r.source == cases.FIT) + 1 + len(cases.EVENTS_TO_REGISTER) == translated[cases.FIT]
     for source in (cases.TAINT, cases.UNSCHED, cases.AFFINITY, cases.IPA):
         assert sum(1 for r in rows if r.source == source) == translated[source], source

@@ -233,6 +233,42 @@ POD_HINTS: list[PodHint] = [
             pod("other", node_name="fake-node", affinity=SVC_ANTI, labels={"service": "foo"}), False),
 ]
 
+@dataclass(frozen=True)
+class SelfUpdate:
+    """An update of a waiting pod (``target``), asked of one plugin's hint: ``update`` gives the updated
+    pod's tolerations/labels; ``other`` True when the updated pod is another pending pod (same changes)."""
+
+    source: str
+    name: str
+    plugin: str
+    target: dict[str, Any]
+    queue: bool
+    tolerations: list[dict[str, str]] | None = None
+    labels: dict[str, str] | None = None
+    other: bool = False
+
+
+UNSCHED_TOLERATION = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+
+SELF_UPDATES: list[SelfUpdate] = [
+    # taint_toleration_test.go Test_isSchedulableAfterPodChange
+    SelfUpdate(TAINT, "skip-updates-other-pod", "TaintToleration", pod("pod-1"), False,
+               tolerations=[{"key": "foo", "operator": "Exists", "effect": "NoSchedule"}], other=True),
+    SelfUpdate(TAINT, "skip-updates-not-toleration", "TaintToleration", pod("pod-1"), False, labels={"foo": "bar"}),
+    SelfUpdate(TAINT, "queue-on-toleration-added", "TaintToleration", pod("pod-1"), True,
+               tolerations=[{"key": "foo", "operator": "Exists", "effect": "NoSchedule"}]),
+    # node_unschedulable_test.go TestIsSchedulableAfterPodTolerationChange
+    SelfUpdate(UNSCHED, "skip-different-pod-update", "NodeUnschedulable", pod(), False,
+               tolerations=[UNSCHED_TOLERATION], other=True),
+    SelfUpdate(UNSCHED, "queue-when-the-unsched-pod-gets-toleration", "NodeUnschedulable", pod(), True,
+               tolerations=[UNSCHED_TOLERATION]),
+    SelfUpdate(UNSCHED, "skip-when-the-unsched-pod-gets-unrelated-toleration", "NodeUnschedulable", pod(), False,
+               tolerations=[{"key": "unrelated-key", "operator": "Exists", "effect": "NoSchedule"}]),
+    # interpodaffinity/plugin_test.go Test_isSchedulableAfterPodChange
+    SelfUpdate(IPA, "updated pod is the target pod", "InterPodAffinity", pod(labels={"foo": "bar"}), True,
+               labels={"foo": "baz"}),
+]
+
 POD_2 = {"memory": "2"}
 POD_2A = {"memory": "2", EXT_A: "1"}
 
@@ -448,14 +484,14 @@ LEFT_OUT: dict[str, list[tuple[str, str]]] = {
     TAINT: [
         ("TestIsSchedulableAfterNodeChange/backoff-wrong-new-object", "a wrongly typed object cannot be sent"),
         ("TestIsSchedulableAfterNodeChange/backoff-wrong-old-object", "a wrongly typed object cannot be sent"),
-        ("Test_isSchedulableAfterPodChange (5 cases)", "an update of the pending pod itself (tolerations added) is "
-         "no queue event here: our queue asks no hint when an unschedulable pod is updated"),
+        ("Test_isSchedulableAfterPodChange/backoff-wrong-new-object", "a wrongly typed object cannot be sent"),
+        ("Test_isSchedulableAfterPodChange/backoff-wrong-old-object", "a wrongly typed object cannot be sent"),
     ],
     UNSCHED: [
         ("TestIsSchedulableAfterNodeChange/error-wrong-new-object", "a wrongly typed object cannot be sent"),
         ("TestIsSchedulableAfterNodeChange/error-wrong-old-object", "a wrongly typed object cannot be sent"),
-        ("TestIsSchedulableAfterPodTolerationChange (5 cases)", "an update of the pending pod itself is no queue "
-         "event here (as for TaintToleration)"),
+        ("TestIsSchedulableAfterPodTolerationChange/error-wrong-new-object", "a wrongly typed object cannot be sent"),
+        ("TestIsSchedulableAfterPodTolerationChange/error-wrong-old-object", "a wrongly typed object cannot be sent"),
     ],
     AFFINITY: [
         ("Test_isSchedulableAfterNodeChange/backoff-wrong-new-object", "a wrongly typed object cannot be sent"),
@@ -468,7 +504,5 @@ LEFT_OUT: dict[str, list[tuple[str, str]]] = {
     IPA: [
         ("Test_isSchedulableAfterPodChange/update an un-scheduled pod", "we send no event for a label change of an "
          "unscheduled pod (upstream's hint skips it: the same answer, nothing to ask)"),
-        ("Test_isSchedulableAfterPodChange/updated pod is the target pod", "an update of the pending pod itself "
-         "is no queue event here"),
     ],
 }

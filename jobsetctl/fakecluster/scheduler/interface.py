@@ -79,6 +79,9 @@ class ClusterEvent(Enum):
     ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
     UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
+    #: An update of the waiting pod itself (upstream's ``PodSchedulingPropertiesChange`` events of the pod's
+    #: own update, asked only for that pod: ``UpdatePodToleration``, ``UpdatePodLabel``).
+    UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
     GROUP_ADD = "PodGroupAdd"
     GROUP_UPDATE = "PodGroupUpdate"
     #: Not a watch event: the unschedulable-pods leftover flush (``podMaxInUnschedulablePodsDuration``).
@@ -106,12 +109,13 @@ class NodeView:
 @dataclass(frozen=True, slots=True)
 class EventDetail:
     """The old object of an update event, which upstream hints receive as ``oldObj`` (issue 12):
-    ``old_node``/``new_node`` for node events (``old_node`` None for an add), ``old_labels`` for a bound
-    pod's label update."""
+    ``old_node``/``new_node`` for node events (``old_node`` None for an add), ``old_labels`` for a pod's
+    label update, ``old_static`` (the :class:`~.podinfo.StaticSignature`) for a waiting pod's own update."""
 
     old_node: NodeView | None = None
     new_node: NodeView | None = None
     old_labels: dict[str, str] | None = None
+    old_static: Any = None
 
 
 class FilterStage(Enum):

@@ -35,7 +35,7 @@ from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, 
 from jobsetctl.fakecluster.scheduler.podcycle import PodCycle
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, build_pod_info, is_terminal, mapping
 from jobsetctl.fakecluster.scheduler.profiles import build_profiles
-from jobsetctl.fakecluster.scheduler.queue import QueuedItem, SchedulingQueue
+from jobsetctl.fakecluster.scheduler.queue import UNSCHEDULABLE, QueuedItem, SchedulingQueue
 from jobsetctl.fakecluster.scheduler.snapshot import Snapshot
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.priority import resolve_priority
@@ -211,6 +211,8 @@ class Scheduler(Controller):
         md = mapping(obj.get("metadata"))
         node_name = spec.get("nodeName") or None
         work = False
+        waiting = self.queue.pool.get(known.uid)
+        before = EventDetail(old_labels=dict(known.labels), old_static=known.static) if waiting is not None else None
         if md.get("deletionTimestamp") and not known.terminating:
             known.terminating = True
             work = True
@@ -233,7 +235,14 @@ class Scheduler(Controller):
             return True
         if not node_name and event.old is not None and known.uid not in self.snapshot.pods:
             # A spec update of a pending pod (scheduling gates removed, nodeSelector of a gated pod...).
-            return self.pod_cycle.respec(known, obj) or work
+            work = self.pod_cycle.respec(known, obj) or work
+        # ``PriorityQueue.Update`` of an unschedulable pod: its own change may help it (the hints of
+        # UpdatePodToleration, UpdatePodLabel).
+        if waiting is not None and before is not None and waiting.where == UNSCHEDULABLE and (
+                known.labels != before.old_labels or known.static is not before.old_static) and \
+                self._interested(waiting, ClusterEvent.UNSCHEDULED_POD_UPDATE, known, None, before):
+            self.queue.release(waiting, self.clock.now)
+            work = True
         return work
 
     def _pod_assigned(self, info: PodInfo, node_name: str) -> None:

@@ -55,7 +55,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
     stage = FilterStage.DYNAMIC
     events: ClassVar[frozenset[ClusterEvent]] = frozenset({
         ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_UPDATE, ClusterEvent.ASSIGNED_POD_DELETE,
-        ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE,
+        ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.UNSCHEDULED_POD_UPDATE,
     })
 
     def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
@@ -66,8 +66,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
         helps when it matches all the target's affinity terms; a label update when it now matches all the
         affinity terms and did not, or matched all the anti-affinity terms and no longer does; a deleted
         pod when it matched all the anti-affinity terms, or when one of its own anti-affinity terms
-        matched the target (the symmetric rule). No terms: "matches all" is false. (Upstream also says
-        Queue for an update of the pending pod itself: our queue asks no hint for such an update.)
+        matched the target (the symmetric rule). No terms: "matches all" is false. A label update of the
+        waiting pod itself always helps (its labels decide the symmetric rule and its own terms' matches).
 
         Nodes: an affinity term helps when the node has its topology key and did not (or had another
         value, or the node is new); an anti-affinity term when the node is new, lost the key or changed
@@ -76,6 +76,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
             return self._node_hint(target, detail)
         if subject is None:
             return True
+        if event is ClusterEvent.UNSCHEDULED_POD_UPDATE:
+            return subject.uid == target.uid and (detail is None or detail.old_labels != subject.labels)
         labels = self.handle.namespace_labels
 
         def matches_all(terms: tuple[AffinityTerm, ...], pod_labels: dict[str, str]) -> bool:

@@ -25,13 +25,18 @@ from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
 class TaintToleration(FilterPlugin):
     name = "TaintToleration"
     stage = FilterStage.STATIC
-    events: ClassVar[frozenset[ClusterEvent]] = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE})
+    events: ClassVar[frozenset[ClusterEvent]] = frozenset({
+        ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.UNSCHEDULED_POD_UPDATE,
+    })
 
     def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
              detail: EventDetail | None = None) -> bool:
         """``isSchedulableAfterNodeChange`` (taint_toleration.go): Queue only when the new node's
         NoSchedule/NoExecute taints are all tolerated and the old node's were not (an added node counts as
-        untolerated before)."""
+        untolerated before). ``isSchedulableAfterPodChange``: the waiting pod's own tolerations changed."""
+        if event is ClusterEvent.UNSCHEDULED_POD_UPDATE:
+            return subject is not None and subject.uid == target.uid and (
+                detail is None or detail.old_static is None or detail.old_static.tolerations != subject.static.tolerations)
         if detail is None or detail.new_node is None:
             return True
         tolerations = target.static.tolerations
