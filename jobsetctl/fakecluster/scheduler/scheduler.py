@@ -298,7 +298,8 @@ class Scheduler(Controller):
             if hint is None:
                 return True
             if targets is None:
-                targets = self._hint_targets(item)
+                # The symmetric anti-affinity rule reads each waiting pod's labels: then every pod is asked.
+                targets = self._hint_targets(item, every_pod=subject is not None and bool(subject.anti_affinity))
             if not targets or any(hint(target, event, subject, group, detail) for target in targets):
                 return True
         return False
@@ -306,19 +307,21 @@ class Scheduler(Controller):
     def plugin_named(self, name: str) -> Any:
         return self._plugins_by_name.get(name)
 
-    def _hint_targets(self, item: QueuedItem) -> list[PodInfo]:
+    def _hint_targets(self, item: QueuedItem, *, every_pod: bool = False) -> list[PodInfo]:
         """The pods whose hints decide for an item: the pod, or one pod of each kind a group entry holds
-        (hints read a pod's group, namespace, labels, affinity terms and static signature: requests,
-        tolerations, node affinity)."""
+        (hints read a pod's group, namespace, affinity terms and static signature: requests, tolerations,
+        node affinity; its labels only for a deleted pod's anti-affinity, ``every_pod``)."""
         if not isinstance(item.payload, tuple):
             pod = self.pods.get(item.key)
             return [pod] if pod is not None else []
+        held = self.group_cycle.held.get(item.payload, {})
+        if every_pod:
+            return [pod for uid in held if (pod := self.pods.get(uid)) is not None]
         kinds: dict[tuple[Any, ...], PodInfo] = {}
-        for uid in self.group_cycle.held.get(item.payload, {}):
+        for uid in held:
             pod = self.pods.get(uid)
             if pod is not None:
-                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity, pod.static.key,
-                                  tuple(sorted(pod.labels.items()))), pod)
+                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity, pod.static.key), pod)
         return list(kinds.values())
 
     # ---- the loop ----------------------------------------------------------------------------------
