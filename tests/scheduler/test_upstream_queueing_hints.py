@@ -322,3 +322,29 @@ def test_every_upstream_case_is_translated_or_left_out_with_a_reason() -> None:
         assert sum(1 for r in rows if r.source == source) == translated[source], source
     for reasons in cases.LEFT_OUT.values():
         assert all(reason for _, reason in reasons)
+
+
+def test_a_deleted_nominated_pod_gives_its_room_back_to_lower_priority_pods(make_sim: SimFactory) -> None:
+    """eventhandlers.go ``deletePodFromSchedulingQueue`` (index id 510693257): deleting a pod that had a nominated
+    node moves the waiting pods of lower or equal priority (AssignedPodDelete, ``getLEPriorityPreCheck``), and
+    fit.go's ``isSchedulableAfterPodEvent`` says Queue for it (only "skip-queue-on-unscheduled-pod-deleted",
+    no node and no nomination, is QueueSkip). Before issue 12 "middle" waited for the victim to go (t=31)."""
+    sim = make_sim()
+    for name, value in (("p1", 1), ("high", 100), ("top", 200)):
+        sim.priority_class(name, value)
+    sim.node("n1", cpu="6")
+    sim.pod("low", cpu="4", priority="p1", terminationGracePeriodSeconds=30)
+    sim.at(1, lambda: sim.pod("urgent", cpu="4", priority="high"))  # preempts low, nominated to n1
+    sim.at(10, lambda: sim.pod("middle", cpu="2", priority="p1"))  # fits beside low, not beside the nomination
+    sim.at(12, lambda: sim.pod("above", cpu="8", priority="top"))  # higher than urgent: not moved by its delete
+
+    def delete_urgent() -> None:
+        obj = sim.api.get("", "Pod", "default", "urgent")
+        assert obj is not None
+        sim.api.delete(obj)
+
+    sim.at(20, delete_urgent)
+    sim.run(60)
+    assert _attempts(sim, "default/middle") == [10, 20]
+    assert sim.node_of("middle") == "n1"
+    assert 20 not in _attempts(sim, "default/above")

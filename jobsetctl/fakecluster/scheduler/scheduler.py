@@ -262,26 +262,37 @@ class Scheduler(Controller):
         self.pod_cycle.forget_waiting(info)
         self.actuator.forget_pod(info.uid)
         was_on_node = self.snapshot.remove_pod(info)
+        was_nominated = info.uid in self.snapshot.nominated_on
         self.snapshot.nominate(info, None)
         if info.group is not None:
             self.group_cycle.member_gone(info)
         if was_on_node:
             self.move(ClusterEvent.ASSIGNED_POD_DELETE, info)
+        elif was_nominated:
+            # eventhandlers.go deletePodFromSchedulingQueue: a deleted pod that had a nominated node gave back
+            # the room it held for pods of lower or equal priority (getLEPriorityPreCheck); fit.go's hint
+            # says Queue for it (only an unscheduled pod with no nomination is QueueSkip).
+            self.move(ClusterEvent.ASSIGNED_POD_DELETE, info, max_priority=info.priority)
         return True
 
     # ---- queue moves -------------------------------------------------------------------------------
     def move(self, event: ClusterEvent, subject: PodInfo | None = None, group: GroupKey | None = None,
-             detail: EventDetail | None = None) -> None:
+             detail: EventDetail | None = None, max_priority: int | None = None) -> None:
         """A cluster event: unschedulable items whose rejecting plugins' queueing hints say it may help
         them leave the pool (``MoveAllToActiveOrBackoffQueue`` with ``isPodWorthRequeuing``). ``subject``
         is the pod of a pod event, ``group`` the group object of a PodGroup event, ``detail`` the old (and
-        new) object of an update."""
+        new) object of an update; ``max_priority``: only items of that priority or lower (upstream's
+        PreEnqueueCheck of a move)."""
         if not self.queue.pool:
             self.queue.move_request_cycle = self.queue.scheduling_cycle
             return
         candidates = self.requeue.candidates(event, subject, group) if self.hints else None
-        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group, detail), self.clock.now,
-                        candidates)
+        if max_priority is None:
+            self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group, detail),
+                            self.clock.now, candidates)
+        else:
+            self.queue.move(event, lambda item, ev: item.priority <= max_priority and self._interested(
+                item, ev, subject, group, detail), self.clock.now, candidates)
 
     def _interested(self, item: QueuedItem, event: ClusterEvent, subject: PodInfo | None,
                     group: GroupKey | None, detail: EventDetail | None = None) -> bool:
