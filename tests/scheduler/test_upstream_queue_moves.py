@@ -27,6 +27,7 @@ Left out (reasons):
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -161,3 +162,65 @@ def test_pod_timestamp_backoff_q_moved_to_active_q() -> None:
     queue.add(pod2, gated=False)
     queue.flush_backoff(2.0)
     assert [queue.pop(2.0), queue.pop(2.0)] == [pod1, pod2]
+
+
+# ---- scheduling_queue_cpg_test.go (commit cad9df97): CompositePodGroup entries in activeQ -----------------
+CPG_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
+
+
+def _cpg(sim: Any, name: str, min_groups: int, parent: str | None = None) -> None:
+    # Workload "wl", as the harness's PodGroups (a tree may not span workloads).
+    spec: dict[str, Any] = {"workloadRef": {"workloadName": "wl", "templateName": name},
+                            "schedulingPolicy": {"gang": {"minGroupCount": min_groups}}}
+    if parent:
+        spec["parentCompositePodGroupName"] = parent
+    sim.create({"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "CompositePodGroup",
+                "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+
+
+def _root_entry(sim: Any, root: str) -> QueuedItem | None:
+    """The queued group entry of the tree whose root is CompositePodGroup ``root`` (nothing is scheduled:
+    the fake cluster is not run, only its informer fed)."""
+    return sim.scheduler.queue.get(("group", "cpg", "default", root))
+
+
+def test_pod_group_with_parent_cpg_queueing(make_sim: SimFactory) -> None:
+    """TestPodGroupWithParentCPGQueueing: a CompositePodGroup (minGroupCount 1), its PodGroup (minCount 1) and
+    one pod: the tree's entry, keyed by the root, is in activeQ."""
+    sim = make_sim("1.37", CPG_GATES)
+    _cpg(sim, "test-cpg", 1)
+    sim.podgroup("test-pg", 1, parent="test-cpg")
+    sim.member("pod1", "test-pg")
+    entry = _root_entry(sim, "test-cpg")
+    assert entry is not None and entry.where == ACTIVE
+
+
+def test_multi_level_cpg_readiness_decrease(make_sim: SimFactory) -> None:
+    """TestMultiLevelCPGReadinessDecrease: root A, child B, PodGroup under B, one pod: A's entry is in activeQ
+    and stays there when the PodGroup is removed (lazy removal: the cycle finds out)."""
+    sim = make_sim("1.37", CPG_GATES)
+    _cpg(sim, "test-cpg-a", 1)
+    _cpg(sim, "test-cpg-b", 1, parent="test-cpg-a")
+    pg = sim.podgroup("test-pg", 1, parent="test-cpg-b")
+    sim.member("pod1", "test-pg")
+    entry = _root_entry(sim, "test-cpg-a")
+    assert entry is not None and entry.where == ACTIVE
+    sim.api.delete(pg)
+    assert entry.where == ACTIVE
+
+
+def test_multi_level_cpg_with_high_min_group_count(make_sim: SimFactory) -> None:
+    """TestMultiLevelCPGWithHighMinGroupCount: a root needing two ready children gets into activeQ once both
+    child CompositePodGroups have their PodGroup's pod."""
+    sim = make_sim("1.37", CPG_GATES)
+    _cpg(sim, "root-cpg", 2)
+    _cpg(sim, "child-cpg-1", 1, parent="root-cpg")
+    _cpg(sim, "child-cpg-2", 1, parent="root-cpg")
+    sim.podgroup("test-pg-1", 1, parent="child-cpg-1")
+    sim.podgroup("test-pg-2", 1, parent="child-cpg-2")
+    sim.member("pod1", "test-pg-1")
+    entry = _root_entry(sim, "root-cpg")
+    assert entry is None or entry.where != ACTIVE  # one ready child of two: the tree's quorum is not met
+    sim.member("pod2", "test-pg-2")
+    entry = _root_entry(sim, "root-cpg")
+    assert entry is not None and entry.where == ACTIVE
