@@ -159,7 +159,7 @@ class Assignment:
     no_fit_reason: str = ""
     _mode: int | None = None
     #: The TAS step's podsets to place and its empty-cluster placement of them, kept for the preemption
-    #: steps that follow on the same assignment (:class:`jobsetctl.kueue.engine.tas.TASAssigner`).
+    #: steps that follow on the same assignment (:class:`jobsetctl.kueue.engine.tas_assigner.TASAssigner`).
     tas_requests: Any = None
     tas_empty: Any = None
 
@@ -352,7 +352,7 @@ class FlavorAssigner:
         self.fair_sharing = fair_sharing
         self.fungibility_enabled = fungibility_enabled
         self.scheduling_cycle = scheduling_cycle
-        #: The TAS side (:class:`jobsetctl.kueue.engine.tas.TASAssigner`), None without TAS flavors.
+        #: The TAS side (:class:`jobsetctl.kueue.engine.tas_assigner.TASAssigner`), None without TAS flavors.
         self.tas = tas
 
     def assign(self, counts: list[int] | None = None) -> Assignment:
