@@ -317,7 +317,7 @@ class WorkloadPreemption:
                         snapshot.add_pod(pod, homes[pod.uid])
                     if self._elsewhere(unit, homes, placement_nodes, assignments, dynamic):
                         continue  # reprieved: it cannot change what the placements' nodes hold
-                    if not self._placements_pass(assignments):
+                    if not self._placements_pass(self._affected(unit, homes, assignments, dynamic)):
                         for pod in unit.pods:
                             snapshot.remove_pod(pod)
                         victims.append(unit)
@@ -341,12 +341,29 @@ class WorkloadPreemption:
         besides the pod's own terms that InterPodAffinity's ``applies_to`` reads."""
         if any(homes[pod.uid] in placement_nodes for pod in unit.pods):
             return False
+        return not self._dynamic(assignments, dynamic)
+
+    def _dynamic(self, assignments: list[tuple[PodInfo, NodeInfo]], dynamic: dict[bool, bool]) -> bool:
         anti = bool(self.s.snapshot.anti_affinity_pods)
         applies = dynamic.get(anti)
         if applies is None:
             framework_for = self.s.framework_for
             applies = dynamic[anti] = any(framework_for(pod).dynamic_filters(pod) for pod, _node in assignments)
-        return not applies
+        return applies
+
+    def _affected(self, unit: VictimUnit, homes: dict[str, str], assignments: list[tuple[PodInfo, NodeInfo]],
+                  dynamic: dict[bool, bool]) -> list[tuple[PodInfo, NodeInfo]]:
+        """The placements :meth:`_placements_pass` must check once ``unit`` is back. With no inter-pod
+        filter on a placed pod, a placement's filters read its own node only: those on nodes the unit
+        does not touch passed in the state they are in now (every step of the reprieve ends with all of
+        them passing) and pass again. Kept besides: the placements of pods with a nomination, whose
+        assumption takes the reservation off their nominated node, which later placements there see. The
+        subsequence keeps the order, so each check sees the same earlier placements on its node."""
+        if self._dynamic(assignments, dynamic):
+            return assignments
+        touched = {homes[pod.uid] for pod in unit.pods}
+        nominated = self.s.snapshot.nominated_on
+        return [(pod, node) for pod, node in assignments if node.name in touched or pod.uid in nominated]
 
     def _placements_pass(self, assignments: list[tuple[PodInfo, NodeInfo]]) -> bool:
         """``reprieveVictim``: every placement passes the filters, the earlier ones assumed."""
