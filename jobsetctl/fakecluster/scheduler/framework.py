@@ -34,7 +34,7 @@ from jobsetctl.fakecluster.scheduler.interface import (
     Status,
 )
 from jobsetctl.fakecluster.scheduler.messages import NODE_AFFINITY
-from jobsetctl.fakecluster.scheduler.plugins.noderesources import NodeResourcesFit
+from jobsetctl.fakecluster.scheduler.plugins.noderesources import NodeResourcesFit, nominated_usage
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
 from jobsetctl.fakecluster.scheduler.snapshot import Bucket, NodeInfo, NodeSet
 
@@ -217,6 +217,22 @@ class Framework:
             if status is not None and not status.ok:
                 return status
         return None
+
+    def filter_node_with(self, state: CycleState, node: NodeInfo, more: dict[str, int], more_pods: int,
+                         ) -> Status | None:
+        """:meth:`filter_node` as if ``more_pods`` more pods requesting ``more`` in all were on ``node``
+        (negative: pods gone), computed from the node's sums instead of moving pods in or out and back.
+        Only for a pod no dynamic filter applies to (those read other nodes' pods); the caller checks."""
+        status = self._static_status(state, node)
+        if status is not None:
+            return status
+        extra, extra_pods = nominated_usage(state.pod, node)
+        if more_pods or more:
+            merged = dict(extra) if extra else {}
+            for resource, amount in more.items():
+                merged[resource] = merged.get(resource, 0) + amount
+            extra, extra_pods = merged, extra_pods + more_pods
+        return self.fit.check(state.pod, node, extra, extra_pods)
 
     def score(self, state: CycleState, node: NodeInfo) -> int:
         return sum(plugin.score(state, node) * plugin.weight for plugin in self.profile.scorers)

@@ -339,6 +339,19 @@ class Snapshot:
         finally:
             self.dry_runs -= 1
 
+    def count_what_if(self) -> None:
+        """A what-if answered from a node's sums stands for pods moved out and back: bump
+        :attr:`change_counter` as those moves would have. The counter is compared for equality only
+        ("nothing changed since an item was parked"), so one bump keeps every such answer as it was."""
+        self.change_counter += 1
+
+    def has_set_aside(self) -> bool:
+        return bool(self._set_aside)
+
+    def nomination_set_aside(self, uid: str) -> bool:
+        """Whether an assumed pod's nomination is set aside (removing the pod would nominate it again)."""
+        return uid in self._set_aside
+
     # ---- pods on nodes -----------------------------------------------------------------------------
     def add_pod(self, pod: PodInfo, node_name: str) -> bool:
         """Account a bound or assumed pod on a node (a second add is a no-op).

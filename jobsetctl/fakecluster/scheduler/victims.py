@@ -84,7 +84,7 @@ class Units:
             self._forget(pod.uid)
 
     def _remember(self, pod: PodInfo) -> tuple[int, GroupKey | None]:
-        entry = (self.priority_of(pod), self.unit_group(pod))
+        entry = self.entry_of(pod)
         old = self._bound.get(pod.uid)
         if old is not None:
             self._count(old[0], -1)
@@ -154,6 +154,24 @@ class Units:
             spec = s.groups.spec(state)
             current = (COMPOSITE, current[1], spec.parent) if spec is not None and spec.parent else None
         return chain
+
+    def entry_of(self, pod: PodInfo) -> tuple[int, GroupKey | None]:
+        """(:meth:`priority_of`, :meth:`unit_group`) from one walk up the hierarchy (every pod that
+        lands on a node is indexed)."""
+        chain = self.ancestry(pod)
+        if not chain:
+            return pod.priority, None
+        groups = self.s.groups
+        priority = pod.priority
+        root = groups.spec(groups.states[chain[-1]])
+        if root is not None and root.priority is not None:
+            priority = root.priority
+        highest: GroupKey | None = None
+        for key in chain:
+            spec = groups.spec(groups.states[key])
+            if spec is not None and spec.disruption_all:
+                highest = key
+        return priority, highest
 
     def priority_of(self, pod: PodInfo) -> int:
         """``getPodPriority``: the hierarchy root's priority, else the pod's own."""

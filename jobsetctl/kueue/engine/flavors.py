@@ -158,6 +158,10 @@ class Assignment:
     usage: FRQuantities = field(default_factory=dict)
     no_fit_reason: str = ""
     _mode: int | None = None
+    #: The TAS step's podsets to place and its empty-cluster placement of them, kept for the preemption
+    #: steps that follow on the same assignment (:class:`jobsetctl.kueue.engine.tas_assigner.TASAssigner`).
+    tas_requests: Any = None
+    tas_empty: Any = None
 
     def representative_mode(self) -> int:
         if not self.podsets:
@@ -348,7 +352,7 @@ class FlavorAssigner:
         self.fair_sharing = fair_sharing
         self.fungibility_enabled = fungibility_enabled
         self.scheduling_cycle = scheduling_cycle
-        #: The TAS side (:class:`jobsetctl.kueue.engine.tas.TASAssigner`), None without TAS flavors.
+        #: The TAS side (:class:`jobsetctl.kueue.engine.tas_assigner.TASAssigner`), None without TAS flavors.
         self.tas = tas
 
     def assign(self, counts: list[int] | None = None) -> Assignment:
@@ -529,8 +533,6 @@ class FlavorAssigner:
         if flavor is None:
             status.reasons.append(f"flavor {flavor_name} not found")
             return status
-        label_keys = {k for k, _ in flavor.node_labels}
-        labels = flavor.labels
         for _index, podset in zip(indexes, podsets, strict=False):
             if self.tas is not None:
                 message = self.tas.check_podset_and_flavor(self, podset, flavor, group)
@@ -538,15 +540,9 @@ class FlavorAssigner:
                     status.reasons.append(message)
                     return status
             spec = (podset.get("template") or {}).get("spec") or {}
-            tolerations = parse_tolerations(spec) + flavor.tolerations
-            for taint in flavor.node_taints:
-                if taint.effect not in ("NoSchedule", "NoExecute"):
-                    continue
-                if not any(t.tolerates(taint) for t in tolerations):
-                    status.reasons.append(f"untolerated taint {_taint_text(taint)} in flavor {flavor_name}")
-                    return status
-            if not _flavor_selector_matches(spec, label_keys, labels):
-                status.reasons.append(f"flavor {flavor_name} doesn't match node affinity")
+            mismatch = _flavor_mismatch(spec, flavor, flavor_name)
+            if mismatch is not None:
+                status.reasons.append(mismatch)
                 return status
         return status
 
@@ -582,6 +578,34 @@ class FlavorAssigner:
         preemption = self.cq.spec.preemption
         return preemption.borrow_within_cohort != names.NEVER or (
             self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
+
+
+#: ``_flavor_mismatch`` answers per (tolerations, nodeSelector, affinity) of a pod spec and flavor object
+#: (kept alive here): workloads of one class carry the same ones and are checked at every attempt.
+_MISMATCH_MEMO: dict[tuple[str, str, str, int], tuple[FlavorSpec, str, str | None]] = {}
+
+
+def _flavor_mismatch(spec: dict[str, Any], flavor: FlavorSpec, flavor_name: str) -> str | None:
+    """The non-TAS half of ``checkFlavorForPodSets`` for one podset: an untolerated taint of the flavor,
+    or a node selector / required affinity the flavor's labels do not match."""
+    key = (repr(spec.get("tolerations")), repr(spec.get("nodeSelector")), repr(spec.get("affinity")), id(flavor))
+    hit = _MISMATCH_MEMO.get(key)
+    if hit is not None and hit[0] is flavor and hit[1] == flavor_name:
+        return hit[2]
+    message: str | None = None
+    tolerations = parse_tolerations(spec) + flavor.tolerations
+    for taint in flavor.node_taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            message = f"untolerated taint {_taint_text(taint)} in flavor {flavor_name}"
+            break
+    if message is None and not _flavor_selector_matches(spec, {k for k, _ in flavor.node_labels}, flavor.labels):
+        message = f"flavor {flavor_name} doesn't match node affinity"
+    if len(_MISMATCH_MEMO) > 16384:
+        _MISMATCH_MEMO.clear()
+    _MISMATCH_MEMO[key] = (flavor, flavor_name, message)
+    return message
 
 
 def should_try_next_flavor(mode: GranularMode, when_can_borrow: str, when_can_preempt: str) -> bool:

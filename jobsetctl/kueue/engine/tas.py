@@ -29,6 +29,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import Toleration
+from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import (
@@ -37,12 +38,12 @@ from jobsetctl.kueue.engine.amounts import (
     count_in,
     requests_from_fractions,
 )
+from jobsetctl.kueue.engine.tas_assigner import TASAssigner
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment, from_api, to_api
 from jobsetctl.kueue.engine.tas_placement import Placement
 from jobsetctl.kueue.engine.tas_tree import (
     Domain,
     NodeView,
-    PodSetRequest,
     Tree,
     explicitly_requests_tas,
     is_gated,
@@ -50,13 +51,14 @@ from jobsetctl.kueue.engine.tas_tree import (
 )
 from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
 from jobsetctl.kueue.engine.tas_ungate import ungate
+from jobsetctl.kueue.engine.workload import _podset_per_pod
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.apiserver import WatchEvent
     from jobsetctl.kueue.engine.cache import ClusterQueueState
     from jobsetctl.kueue.engine.core import Engine
-    from jobsetctl.kueue.engine.flavors import Assignment, FlavorAssigner
-    from jobsetctl.kueue.engine.objects import FlavorSpec, ResourceGroup
+    from jobsetctl.kueue.engine.flavors import Assignment
+    from jobsetctl.kueue.engine.objects import FlavorSpec
     from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 
@@ -79,8 +81,14 @@ class TASFlavor(Placement):
             levels and levels[-1] == names.HOSTNAME_LABEL and manager.engine.settings.gate("TASHandleOverlappingFlavors")) else {}
         #: Per workload key: the (leaf id, requests) it added, to remove exactly that.
         self.workload_usage: dict[str, list[tuple[str, Requests]]] = {}
+        #: Per workload key: the inputs of its last :meth:`add_workload` (topology assignment and per-pod
+        #: requests objects per podset) and the entries they gave.
+        self._entries_memo: dict[str, tuple[list[tuple[Any, Requests]], list[tuple[str, Requests]]]] = {}
         self.states: Any = []
         self._placement_cache = {}
+        self._shape_memo = {}
+        self._shape_by_content = {}
+        self._has_level_memo = {}
 
     # ---- tree and capacity ---------------------------------------------------------------------------
     def current_tree(self) -> Tree:
@@ -115,21 +123,35 @@ class TASFlavor(Placement):
 
     # ---- usage ---------------------------------------------------------------------------------------
     def add_workload(self, info: WorkloadInfo) -> None:
-        self.remove_workload(info)
-        entries: list[tuple[str, Requests]] = []
+        inputs: list[tuple[Any, Requests]] = []
         for podset in info.podsets:
             if podset.topology_assignment is None or not podset.flavors or self.name not in podset.flavors.values():
                 continue
-            ta = from_api(podset.topology_assignment)
-            if ta is None:
-                continue
-            per_pod = self.manager.full_per_pod(info, podset.name)
+            inputs.append((podset.topology_assignment, self.manager.full_per_pod(info, podset.name)))
+        # Every version of an admitted workload passes here (and the preemption simulation takes workloads
+        # out and puts them back): while its topology assignments and pod requests are the same objects
+        # (writers replace them, never edit them in place), its entries are the same, and when they are
+        # already applied nothing changes, so the placement caches stay valid.
+        memo = self._entries_memo.get(info.key)
+        if memo is not None and len(memo[0]) == len(inputs) and all(
+                a is b and p is q for (a, p), (b, q) in zip(memo[0], inputs, strict=True)):
+            entries = memo[1]
+            if self.workload_usage.get(info.key) is entries:
+                return
+        else:
+            entries = []
             tree = self.current_tree()
-            for values, count in ta.domains:
-                leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
-                requests = {name: value * count for name, value in per_pod.items()}
-                requests[PODS] = requests.get(PODS, 0) + count
-                entries.append((leaf_id, requests))
+            for assignment, per_pod in inputs:
+                ta = self.manager.parsed(assignment)
+                if ta is None:
+                    continue
+                for values, count in ta.domains:
+                    leaf_id = values[-1] if tree.lowest_is_node else ",".join(values)
+                    requests = {name: value * count for name, value in per_pod.items()}
+                    requests[PODS] = requests.get(PODS, 0) + count
+                    entries.append((leaf_id, requests))
+            self._entries_memo[info.key] = (inputs, entries)
+        self.remove_workload(info)
         if not entries:
             return
         self.workload_usage[info.key] = entries
@@ -182,7 +204,16 @@ class TASManager:
         self.usage_log: list[str] = []
         self.usage_epoch = 0
         self.placement_cache_enabled = True
-        self._per_pod: dict[tuple[str, str], tuple[Any, Requests]] = {}
+        #: Per workload key: (its ``spec.podSets`` list, the full per-pod requests per podset name).
+        self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
+        #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
+        self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
+        #: Per podset object (kept alive here): whether it explicitly requests TAS.
+        self._explicit: dict[int, tuple[dict[str, Any], bool]] = {}
+        #: Per assignment object (kept alive here): its API encoding, never handed out (copies are).
+        self._encodings: dict[int, tuple[TopologyAssignment, bool, dict[str, Any]]] = {}
+        #: Empty-cluster placements per requests' shapes (:meth:`TASAssigner.find_all`).
+        self.empty_placements: dict[tuple[Any, ...], tuple[int, list[tuple[TASFlavor, Any]], list[Any], dict[str, Any]]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
@@ -227,20 +258,75 @@ class TASManager:
     def forget_workload(self, key: str) -> None:
         for flavor in self.flavors.values():
             flavor.remove_workload(key)
+            flavor._entries_memo.pop(key, None)
+        self._per_pod.pop(key, None)
 
     def full_per_pod(self, info: WorkloadInfo, podset_name: str) -> Requests:
         """``NewRequestsFromPodSpec`` of a podset's template (TAS counts the whole pod, not only the
         resources the ClusterQueue covers)."""
-        for podset in info.spec_podsets():
-            if str(podset.get("name") or "main") == podset_name:
-                spec = _mapping(podset.get("template")).get("spec")
-                hit = self._per_pod.get((info.key, podset_name))
-                if hit is not None and hit[0] is spec:
-                    return hit[1]
-                value = requests_from_fractions(pod_requests(spec))
-                self._per_pod[(info.key, podset_name)] = (spec, value)
-                return value
-        return {}
+        # Writers replace ``spec.podSets`` as a whole, never edit it in place (see ``WorkloadInfo.update``):
+        # the per-pod requests of every podset are remembered per workload while that list is the same.
+        podsets = _mapping(info.obj.get("spec")).get("podSets")
+        hit = self._per_pod.get(info.key)
+        if hit is None or hit[0] is not podsets:
+            by_name: dict[str, Requests] = {}
+            for podset in info.spec_podsets():
+                name = str(podset.get("name") or "main")
+                if name not in by_name:
+                    # The same computation as the Info's own per-pod requests, and its memo (per template).
+                    by_name[name] = _podset_per_pod(podset, info._per_pod_memo)
+            hit = self._per_pod[info.key] = (podsets, by_name)
+        return hit[1].get(podset_name, {})
+
+    def explicit(self, podset: dict[str, Any]) -> bool:
+        """``IsExplicitlyRequestingTAS``, remembered per podset object (podsets are replaced, never edited
+        in place; each is asked at every flavor check and placement of its workload)."""
+        hit = self._explicit.get(id(podset))
+        if hit is not None and hit[0] is podset:
+            return hit[1]
+        value = explicitly_requests_tas(podset)
+        if len(self._explicit) > 16384:
+            self._explicit.clear()
+        self._explicit[id(podset)] = (podset, value)
+        return value
+
+    # ---- topology assignments ----------------------------------------------------------------------------
+    def encoded(self, ta: TopologyAssignment | None, by_hostname_prefix: bool) -> dict[str, Any] | None:
+        """``to_api`` (a new object each time), remembering the internal form of the new object for
+        :meth:`parsed`. The encoding is remembered per assignment object (placements on an empty cluster
+        hand the same ones to every workload of a class)."""
+        if ta is None:
+            return None
+        hit = self._encodings.get(id(ta))
+        if hit is not None and hit[0] is ta and hit[1] == by_hostname_prefix:
+            value = copy_tree(hit[2])
+        else:
+            encoded = to_api(ta, by_hostname_prefix)
+            if encoded is None:
+                return None
+            value = encoded
+            if len(self._encodings) > 4096:
+                self._encodings.clear()
+            self._encodings[id(ta)] = (ta, by_hostname_prefix, copy_tree(value))
+        self._remember(value, ta)
+        return value
+
+    def parsed(self, value: Any) -> TopologyAssignment | None:
+        """``from_api`` of an API topology assignment, remembered per object: an assignment is written
+        once and then read at every fit check, reservation and cache update. Writers replace these
+        objects, never edit them in place; the internal form is only read."""
+        hit = self._parsed.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        ta = from_api(value)
+        if ta is not None:
+            self._remember(value, ta)
+        return ta
+
+    def _remember(self, value: dict[str, Any], ta: TopologyAssignment) -> None:
+        if len(self._parsed) > 16384:
+            self._parsed.clear()
+        self._parsed[id(value)] = (value, ta)
 
     # ---- nodes and pods --------------------------------------------------------------------------------
     def sorted_nodes(self) -> list[NodeView]:
@@ -319,7 +405,7 @@ class TASManager:
             if psa.topology_assignment is None:
                 continue
             flavor = next((self.flavors[f.name] for f in psa.flavors.values() if f.name in self.flavors), None)
-            ta = from_api(psa.topology_assignment)
+            ta = self.parsed(psa.topology_assignment)
             if flavor is None or ta is None:
                 continue
             per_pod = self.full_per_pod(info, psa.name)
@@ -342,7 +428,9 @@ class TASManager:
         return TASAssigner(self)
 
     def requests_for(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment) -> Any:
-        return TASAssigner(self).workload_requests(info, cq, assignment)
+        assigner = TASAssigner(self)
+        stashed = assigner.stashed_requests(info, cq, assignment)
+        return stashed if stashed is not None else assigner.workload_requests(info, cq, assignment)
 
     def preemption_fits(self, info: WorkloadInfo, requests: Any, cq: ClusterQueueState) -> bool:
         if not requests:
@@ -363,194 +451,6 @@ def is_tas_pod(annotations: dict[str, Any]) -> bool:
     return any(k in annotations for k in (names.PREFERRED_TOPOLOGY_ANNOTATION, names.REQUIRED_TOPOLOGY_ANNOTATION,
                                           names.SLICE_REQUIRED_TOPOLOGY_ANNOTATION,
                                           names.UNCONSTRAINED_TOPOLOGY_ANNOTATION))
-
-
-class TASAssigner:
-    """The flavor assigner's TAS side (``tas_flavorassigner.go`` and the TAS parts of ``assignFlavors``)."""
-
-    def __init__(self, manager: TASManager) -> None:
-        self.manager = manager
-
-    def is_tas_only(self, cq: ClusterQueueState) -> bool:
-        return cq.is_tas_only()
-
-    def implied(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
-        return not explicitly_requests_tas(podset) and self.is_tas_only(cq)
-
-    def requested(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
-        return explicitly_requests_tas(podset) or self.is_tas_only(cq)
-
-    def check_podset_and_flavor(self, assigner: FlavorAssigner, podset: dict[str, Any], flavor: FlavorSpec,
-                                group: ResourceGroup) -> str | None:
-        """``checkPodSetAndFlavorMatchForTAS``."""
-        cq = assigner.cq
-        if self.requested(podset, cq):
-            if self.implied(podset, cq):
-                return None
-            if flavor.topology_name is None:
-                spec = _mapping(_mapping(podset.get("template")).get("spec"))
-                requests = requests_from_fractions(pod_requests(spec))
-                if not any(r in group.covered_resources for r in requests):
-                    return None
-                return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
-            tas = cq.tas_flavors.get(flavor.name)
-            if tas is None:
-                return f'Flavor "{flavor.name}" information missing in TAS cache'
-            if not tas.has_level(_mapping(podset.get("topologyRequest")) or None):
-                return f'Flavor "{flavor.name}" does not contain the requested level'
-            return None
-        if flavor.topology_name is not None:
-            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
-        return None
-
-    def group_flavors_for_empty_podset(self, assigner: FlavorAssigner, index: int, group_flavors: dict[str, Any]) -> dict[str, Any]:
-        podsets = assigner.info.spec_podsets()
-        request = _mapping(podsets[index].get("topologyRequest")) if index < len(podsets) else {}
-        if request.get("podSetGroupName"):
-            return {r: f for r, f in group_flavors.items() if f.name in assigner.cq.tas_flavors}
-        return {}
-
-    def workload_requests(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
-                          errors: dict[str, str] | None = None) -> dict[str, list[PodSetRequest]]:
-        """``WorkloadsTopologyRequests``: per TAS flavor, the podsets to place."""
-        out: dict[str, list[PodSetRequest]] = {}
-        for _index, podset in enumerate(info.spec_podsets()):
-            if not self.requested(podset, cq):
-                continue
-            name = str(podset.get("name") or "main")
-            psa = assignment.podset(name)
-            if psa is None or psa.status.is_error() or psa.count == 0:
-                continue
-            if psa.topology_assignment is not None:
-                continue
-            if not cq.tas_flavors:
-                if errors is not None:
-                    errors[name] = "workload requires Topology, but there is no TAS cache information"
-                continue
-            tas_flavors = sorted({f.name for f in psa.flavors.values() if f.name in cq.tas_flavors})
-            if not tas_flavors:
-                if errors is not None:
-                    errors[name] = "no TAS flavor assigned"
-                continue
-            if len(tas_flavors) > 1:
-                if errors is not None:
-                    errors[name] = f"more than one TAS flavor assigned: {', '.join(tas_flavors)}"
-                continue
-            request = _mapping(podset.get("topologyRequest"))
-            out.setdefault(tas_flavors[0], []).append(PodSetRequest(
-                podset, name, self.manager.full_per_pod(info, name), psa.count, tas_flavors[0],
-                self.implied(podset, cq), str(request["podSetGroupName"]) if request.get("podSetGroupName") else None))
-        return out
-
-    def find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]], *,
-                 simulate_empty: bool = False) -> dict[str, tuple[TopologyAssignment | None, str]]:
-        """``FindTopologyAssignmentsForWorkload``: flavors in name order."""
-        result: dict[str, tuple[TopologyAssignment | None, str]] = {}
-        assumed: dict[str, Requests] = {}
-        for flavor_name in sorted(requests):
-            tas = cq.tas_flavors.get(flavor_name)
-            if tas is None:
-                continue
-            flavor_assumed = assumed if tas.current_tree().lowest_is_node else {}
-            result.update(tas.find_assignments(requests[flavor_name], simulate_empty=simulate_empty,
-                                               assumed=flavor_assumed))
-        return result
-
-    def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
-        """The TAS step of ``assignFlavors`` once quota is assigned."""
-        from jobsetctl.kueue.engine.flavors import FIT, NO_FIT, PREEMPT
-
-        cq = assigner.cq
-        errors: dict[str, str] = {}
-        requests = self.workload_requests(assigner.info, cq, assignment, errors)
-        for name, error in errors.items():
-            psa = assignment.podset(name)
-            if psa is not None:
-                psa.status.err = error
-                assignment._mode = None
-        flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
-        if assignment.representative_mode() == FIT:
-            result = self.find_all(cq, requests)
-            failure = _failure(result, flavor_of)
-            if failure is not None:
-                psa = assignment.podset(failure[0])
-                if psa is not None:
-                    psa.status.reasons.append(failure[1])
-                assignment.update_mode(failure[0], PREEMPT)
-            else:
-                self._apply(assignment, result)
-        if assignment.representative_mode() == PREEMPT:
-            result = self.find_all(cq, requests, simulate_empty=True)
-            failure = _failure(result, flavor_of)
-            if failure is not None:
-                psa = assignment.podset(failure[0])
-                if psa is not None:
-                    for attempt in psa.attempts:
-                        if attempt.flavor == failure[2]:
-                            attempt.mode = NO_FIT
-                            attempt.no_fit_reason = names.TOPOLOGY_PLACEMENT_FAILED
-                assignment.update_mode(failure[0], NO_FIT)
-            else:
-                for flavor_requests in requests.values():
-                    for request in flavor_requests:
-                        assignment.update_mode(request.name, PREEMPT)
-
-    def _apply(self, assignment: Assignment, result: dict[str, tuple[TopologyAssignment | None, str]]) -> None:
-        by_hostname = self.manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
-        for name, (ta, _) in result.items():
-            psa = assignment.podset(name)
-            if psa is not None:
-                psa.topology_assignment = to_api(ta, by_hostname)
-
-    def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
-                                         targets: list[Any]) -> None:
-        """``updateAssignmentForTAS``: a Preempt assignment gets the TAS placement it will have after its
-        targets are gone (or, without targets, on an empty cluster, to hold the place)."""
-        from jobsetctl.kueue.engine.flavors import PREEMPT
-
-        if assignment.representative_mode() != PREEMPT:
-            return
-        if not any(explicitly_requests_tas(p) for p in info.spec_podsets()) and not cq.is_tas_only():
-            return
-        requests = self.workload_requests(info, cq, assignment)
-        if targets:
-            preemptor = self.manager.engine.preemptor
-            for target in targets:
-                preemptor.remove(target.info)
-            try:
-                result = self.find_all(cq, requests)
-            finally:
-                for target in targets:
-                    preemptor.add(target.info)
-        else:
-            result = self.find_all(cq, requests, simulate_empty=True)
-        self._apply(assignment, result)
-
-    def fits(self, info: WorkloadInfo, assignment: Assignment, cq: ClusterQueueState) -> bool:
-        """``ClusterQueueSnapshot.Fits`` for the TAS part: each assigned domain still holds its pods."""
-        for psa in assignment.podsets:
-            if psa.topology_assignment is None:
-                continue
-            flavor = next((f.name for f in psa.flavors.values() if f.name in cq.tas_flavors), None)
-            tas = cq.tas_flavors.get(flavor) if flavor else None
-            ta = from_api(psa.topology_assignment)
-            if tas is None or ta is None:
-                continue
-            per_pod = self.manager.full_per_pod(info, psa.name)
-            tree = tas.current_tree()
-            domains = [(values[-1] if tree.lowest_is_node else ",".join(values), per_pod, count)
-                       for values, count in ta.domains]
-            if not tas.fits(domains):
-                return False
-        return True
-
-
-def _failure(result: dict[str, tuple[TopologyAssignment | None, str]],
-             flavor_of: dict[str, str]) -> tuple[str, str, str] | None:
-    for name, (_, reason) in result.items():
-        if reason:
-            return name, reason, flavor_of.get(name, "")
-    return None
 
 
 # ---- the topology ungater --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """TAS placement of podsets in one flavor's tree (``tas_flavor_snapshot.go``
-``findTopologyAssignment``): the algorithm described in :mod:`jobsetctl.kueue.engine.tas`.
+``findTopologyAssignment``): the algorithm described in :mod:`jobsetctl.kueue.engine.tas`. Phase 1 (the
+counts per domain, and their cache) is :mod:`jobsetctl.kueue.engine.tas_counts`.
 
 :class:`Placement` is the half of :class:`~jobsetctl.kueue.engine.tas.TASFlavor` that places podsets; the
 flavor supplies its tree, levels and remaining capacity.
@@ -7,7 +8,6 @@ flavor supplies its tree, levels and remaining capacity.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import Toleration, parse_tolerations
@@ -15,12 +15,10 @@ from jobsetctl.fakecluster.scheduler.selectors import compile_required_node_affi
 from jobsetctl.kueue.engine.amounts import (
     PODS,
     Requests,
-    count_in,
-    count_in_with_limiting,
 )
+from jobsetctl.kueue.engine.tas_counts import Counting, Shape, StateOverlay
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
 from jobsetctl.kueue.engine.tas_tree import (
-    _SCHEDULING_EFFECTS,
     MAX_INT32,
     Domain,
     DomainState,
@@ -35,24 +33,20 @@ if TYPE_CHECKING:
     pass
 
 
-class Placement:
-    manager: Any
+class Placement(Counting):
     tolerations: tuple[Toleration, ...]
     levels: tuple[str, ...]
-    #: Per-domain counts of the placement in progress: a list while phase 1 fills it, then a
-    #: :class:`_StateOverlay` over it.
-    states: Any
     name: str
     topology_name: str
 
-    _placement_cache: dict[Any, _CacheEntry]
-    #: The cache entry the last :meth:`_cached_counts` used.
-    _current_entry: _CacheEntry
+    #: Per worker podset and per-pod requests (by identity, both kept alive here): what :meth:`_find` reads
+    #: from them (:meth:`_shape`); and the same per contents.
+    _shape_memo: dict[tuple[int, int, bool], tuple[dict[str, Any], Requests, Shape]]
+    _shape_by_content: dict[tuple[Any, ...], Shape]
+    #: Per topology request object (kept alive here): :meth:`has_level`.
+    _has_level_memo: dict[int, tuple[dict[str, Any], bool]]
 
     def current_tree(self) -> Tree:
-        raise NotImplementedError
-
-    def remaining(self, leaf: Domain, simulate_empty: bool) -> Requests:
         raise NotImplementedError
 
     # ---- placement -------------------------------------------------------------------------------------
@@ -96,7 +90,19 @@ class Placement:
             return None
 
     def has_level(self, request: dict[str, Any] | None) -> bool:
-        """``HasLevel``."""
+        """``HasLevel``, remembered per request object (requests are replaced, never edited in place)."""
+        if request is None:
+            return self._has_level(request)
+        hit = self._has_level_memo.get(id(request))
+        if hit is not None and hit[0] is request:
+            return hit[1]
+        value = self._has_level(request)
+        if len(self._has_level_memo) > 16384:
+            self._has_level_memo.clear()
+        self._has_level_memo[id(request)] = (request, value)
+        return value
+
+    def _has_level(self, request: dict[str, Any] | None) -> bool:
         main = self._level_key(request)
         if main is None:
             return False
@@ -120,25 +126,43 @@ class Placement:
             return self.levels[-1]
         return None
 
-    def _find(self, workers: PodSetRequest, leader: PodSetRequest | None, assumed: dict[str, Requests],
-              simulate_empty: bool) -> tuple[dict[str, TopologyAssignment], str]:
-        """``findTopologyAssignment``."""
+    def _shape(self, workers: PodSetRequest) -> Shape:
+        """What :meth:`_find` reads from the worker podset (its topology request, levels, scheduling
+        constraints), remembered per podset object (podsets are replaced, never edited in place, and a
+        workload is placed again at every attempt) and shared between podsets with the same contents
+        (workloads of one class)."""
+        memo_key = (id(workers.podset), id(workers.per_pod), workers.implied)
+        hit = self._shape_memo.get(memo_key)
+        if hit is not None and hit[0] is workers.podset and hit[1] is workers.per_pod:
+            return hit[2]
+        spec = _mapping(_mapping(workers.podset.get("template")).get("spec"))
+        content = (repr(workers.podset.get("topologyRequest")), repr(spec.get("tolerations")),
+                   repr(spec.get("nodeSelector")), repr(spec.get("affinity")), tuple(workers.per_pod.items()),
+                   workers.implied)
+        shape = self._shape_by_content.get(content)
+        if shape is None:
+            shape = self._compute_shape(workers)
+            if len(self._shape_by_content) > 1024:
+                self._shape_by_content.clear()
+            self._shape_by_content[content] = shape
+        if len(self._shape_memo) > 4096:
+            self._shape_memo.clear()
+        self._shape_memo[memo_key] = (workers.podset, workers.per_pod, shape)
+        return shape
+
+    def _compute_shape(self, workers: PodSetRequest) -> Shape:
         request = _mapping(workers.podset.get("topologyRequest")) or None
         tree = self.current_tree()
         per_pod = dict(workers.per_pod)
         per_pod[PODS] = per_pod.get(PODS, 0) + 1
-        leader_pod: Requests | None = None
-        leader_count = 0
-        if leader is not None:
-            leader_pod = dict(leader.per_pod)
-            leader_pod[PODS] = leader_pod.get(PODS, 0) + 1
-            leader_count = 1
+        shape = Shape(per_pod)
         layers = slice_constraints(request)
         slice_size = 1
         if layers:
             slice_size = layers[0][1]
             if slice_size <= 0:
-                return {}, "slice topology requested, but slice size not provided"
+                shape.error = "slice topology requested, but slice size not provided"
+                return shape
         required = bool(request) and request.get("required") is not None  # type: ignore[union-attr]
         unconstrained = (bool(request) and request.get("unconstrained") is True) or workers.implied or (  # type: ignore[union-attr]
             bool(layers) and request.get("required") is None and request.get("preferred") is None)  # type: ignore[union-attr]
@@ -146,51 +170,98 @@ class Placement:
         if key is None and workers.implied:
             key = self.levels[-1]
         if key is None:
-            return {}, "topology level not specified"
+            shape.error = "topology level not specified"
+            return shape
         level_idx = self.level_index(key)
         if level_idx is None:
-            return {}, f"no requested topology level: {key}"
+            shape.error = f"no requested topology level: {key}"
+            return shape
         slice_key = layers[0][0] if layers else self.levels[-1]
         slice_idx = self.level_index(slice_key)
         if slice_idx is None:
-            return {}, f"no requested topology level for slices: {slice_key}"
+            shape.error = f"no requested topology level for slices: {slice_key}"
+            return shape
         if level_idx > slice_idx:
-            return {}, f"podset slice topology {slice_key} is above the podset topology {key}"
+            shape.error = f"podset slice topology {slice_key} is above the podset topology {key}"
+            return shape
         size_at_level: dict[int, int] = {}
         previous_size, previous_idx = slice_size, slice_idx
         for topology, size in layers[1:]:
             inner = self.level_index(topology)
             if inner is None:
-                return {}, f"no requested topology level for additional slice layer: {topology}"
+                shape.error = f"no requested topology level for additional slice layer: {topology}"
+                return shape
             if inner <= previous_idx:
-                return {}, f"additional slice layer topology {topology} must be at a lower level than {self.levels[previous_idx]}"
+                shape.error = (f"additional slice layer topology {topology} must be at a lower level than "
+                               f"{self.levels[previous_idx]}")
+                return shape
             if size <= 0 or previous_size % size != 0:
-                return {}, f"additional slice layer size {size} must evenly divide parent layer size {previous_size}"
+                shape.error = f"additional slice layer size {size} must evenly divide parent layer size {previous_size}"
+                return shape
             for lvl in range(previous_idx + 1, inner + 1):
                 size_at_level[lvl] = size
             previous_size, previous_idx = size, inner
 
         spec = _mapping(_mapping(workers.podset.get("template")).get("spec"))
-        tolerations = parse_tolerations(spec) + self.tolerations
-        selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector")).items()} if tree.lowest_is_node else {}
-        affinity = compile_required_node_affinity({}, spec.get("affinity"))
+        shape.spec = spec
+        shape.tolerations = parse_tolerations(spec) + self.tolerations
+        shape.selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector")).items()} if tree.lowest_is_node else {}
+        shape.affinity = compile_required_node_affinity({}, spec.get("affinity"))
+        shape.layers = layers
+        shape.slice_size = slice_size
+        shape.required = required
+        shape.unconstrained = unconstrained
+        shape.level_idx = level_idx
+        shape.slice_idx = slice_idx
+        shape.size_at_level = size_at_level
+        sizes = tuple(sorted(size_at_level.items()))
+        shape.counts_key = (tuple(sorted(per_pod.items())), repr(spec.get("tolerations")),
+                            tuple(sorted(shape.selector.items())), repr(spec.get("affinity")), slice_size, slice_idx,
+                            sizes)
+        shape.result_key = (level_idx, slice_idx, slice_size, required, unconstrained, tuple(layers), sizes)
+        return shape
+
+    def _find(self, workers: PodSetRequest, leader: PodSetRequest | None, assumed: dict[str, Requests],
+              simulate_empty: bool) -> tuple[dict[str, TopologyAssignment], str]:
+        """``findTopologyAssignment``."""
+        shape = self._shape(workers)
+        if shape.error:
+            return {}, shape.error
+        tree = self.current_tree()
+        per_pod = shape.per_pod
+        leader_pod: Requests | None = None
+        leader_count = 0
+        if leader is not None:
+            leader_pod = dict(leader.per_pod)
+            leader_pod[PODS] = leader_pod.get(PODS, 0) + 1
+            leader_count = 1
+        layers = shape.layers
+        slice_size = shape.slice_size
+        required = shape.required
+        unconstrained = shape.unconstrained
+        level_idx = shape.level_idx
+        slice_idx = shape.slice_idx
+        size_at_level = shape.size_at_level
+        tolerations = shape.tolerations
+        selector = shape.selector
+        affinity = shape.affinity
 
         # phase 1: counts per leaf, then up the tree
         if leader_pod is None and not assumed and self.manager.placement_cache_enabled:
-            stats = self._cached_counts(tree, per_pod, spec, tolerations, selector, affinity, simulate_empty,
-                                        slice_size, slice_idx, size_at_level)
+            stats = self._cached_counts(tree, shape, simulate_empty)
             # Phase 2 reads only the cached states and stats: while they are unchanged (no TAS usage moved
             # since), the same request gets the same answer. A cycle nominates one head per ClusterQueue,
             # many of the same shape, before anything is admitted.
             results = self._current_entry.results
-            result_key = (workers.name, workers.count, level_idx, slice_idx, slice_size, required, unconstrained,
-                          tuple(layers), tuple(sorted(size_at_level.items())))
+            result_key = (workers.name, workers.count, shape.result_key)
             hit = results.get(result_key)
             if hit is None:
                 hit = results[result_key] = self._place(
                     tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required, unconstrained,
                     layers, size_at_level, stats)
-            return _copy_assignments(hit[0]), hit[1]
+            # The assignments are only read (encoded, parsed back, summed into usage), never edited: the
+            # cached ones are handed out, and their encodings are remembered per object.
+            return dict(hit[0]), hit[1]
         else:
             self.states = [DomainState() for _ in range(tree.count)]
             stats = Stats()
@@ -199,7 +270,7 @@ class Placement:
                                  simulate_empty)
             for root in tree.roots.values():
                 self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
-            self.states = _StateOverlay(self.states)
+            self.states = StateOverlay(self.states)
 
         return self._place(tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required,
                            unconstrained, layers, size_at_level, stats)
@@ -253,200 +324,22 @@ class Placement:
         out[workers.name] = self._build([(d, self.states[d.idx].pod_count) for d in fit])
         return out, ""
 
-    def _fill(self, domain: Domain, slice_size: int, slice_idx: int, level: int, size_at_level: dict[int, int],
-              leader_required: bool) -> None:
-        """``fillInCountsHelper``."""
-        if not domain.children:
-            if level == slice_idx:
-                state = self.states[domain.idx]
-                state.slice_count = state.pod_count // slice_size
-                state.slice_count_with_leader = state.pod_count_with_leader // slice_size
-            return
-        for child in domain.children:
-            self._fill(child, slice_size, slice_idx, level + 1, size_at_level, leader_required)
-        self._combine(domain, slice_size, slice_idx, level, size_at_level, leader_required)
-
-    def _combine(self, domain: Domain, slice_size: int, slice_idx: int, level: int, size_at_level: dict[int, int],
-                 leader_required: bool) -> None:
-        """One inner domain of ``fillInCountsHelper``, from its children's counts."""
-        states = self.states
-        state = states[domain.idx]
-        children_capacity = slice_capacity = 0
-        contributor = False
-        min_pod_diff = min_slice_diff = MAX_INT32
-        leader_count = 0
-        inner = size_at_level.get(level + 1)
-        for child in domain.children:
-            child_state = states[child.idx]
-            pods = child_state.pod_count
-            pods_leader = child_state.pod_count_with_leader
-            if inner:
-                pods = (pods // inner) * inner
-                pods_leader = (pods_leader // inner) * inner
-            children_capacity += pods
-            slice_capacity += child_state.slice_count
-            if not leader_required or child_state.leader_count > 0:
-                contributor = True
-                if pods - pods_leader < min_pod_diff:
-                    min_pod_diff = pods - pods_leader
-                diff = child_state.slice_count - child_state.slice_count_with_leader
-                if diff < min_slice_diff:
-                    min_slice_diff = diff
-            if child_state.leader_count > leader_count:
-                leader_count = child_state.leader_count
-        state.pod_count = children_capacity
-        slice_with_leader = 0
-        if contributor:
-            state.pod_count_with_leader = children_capacity - min_pod_diff
-            slice_with_leader = slice_capacity - min_slice_diff
-        else:
-            state.pod_count_with_leader = 0
-        state.leader_count = leader_count
-        if level == slice_idx:
-            slice_capacity = state.pod_count // slice_size
-            slice_with_leader = state.pod_count_with_leader // slice_size
-        state.slice_count = slice_capacity
-        state.slice_count_with_leader = slice_with_leader
-
-    def _exclusion(self, leaf: Domain, tolerations: Any, selector: dict[str, str], affinity: Any) -> str | None:
-        """Why a leaf's node cannot take the podset at all (a taint, nodeSelector, affinity), or None."""
-        node = leaf.node
-        if node is None:
-            return None
-        blocking = next((t for t in node.taints if t.effect in _SCHEDULING_EFFECTS
-                         and not any(tol.tolerates(t) for tol in tolerations)), None)
-        if blocking is not None:
-            return "taint:" + (f"{blocking.key}={blocking.value}:{blocking.effect}" if blocking.value else
-                               f"{blocking.key}:{blocking.effect}")
-        if any(node.labels.get(k) != v for k, v in selector.items()):
-            return "selector"
-        if affinity.terms is not None and not affinity.matches(node.labels, node.name):
-            return "affinity"
-        return None
-
-    def _count_leaf(self, leaf: Domain, stats: Stats, tolerations: Any, selector: dict[str, str], affinity: Any,
-                    per_pod: Requests, leader_pod: Requests | None, assumed: dict[str, Requests],
-                    simulate_empty: bool) -> None:
-        stats.total += 1
-        excluded = self._exclusion(leaf, tolerations, selector, affinity)
-        if excluded is not None:
-            _count_exclusion(stats, excluded)
-            return
-        remaining = self.remaining(leaf, simulate_empty)
-        extra = assumed.get(leaf.id)
-        if extra:
-            for name, value in extra.items():
-                remaining[name] = remaining.get(name, 0) - value
-        state = self.states[leaf.idx]
-        state.pod_count, limiting = count_in_with_limiting(per_pod, remaining)
-        if state.pod_count == 0 and limiting:
-            stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
-        state.leader_count = 0
-        if leader_pod is not None and count_in(leader_pod, remaining) > 0:
-            state.leader_count = 1
-            for name, value in leader_pod.items():
-                remaining[name] = remaining.get(name, 0) - value
-            state.pod_count_with_leader = count_in(per_pod, remaining)
-        else:
-            state.pod_count_with_leader = state.pod_count
-
-    def _cached_counts(self, tree: Tree, per_pod: Requests, spec: dict[str, Any], tolerations: Any,
-                       selector: dict[str, str], affinity: Any, simulate_empty: bool, slice_size: int,
-                       slice_idx: int, size_at_level: dict[int, int]) -> Stats:
-        """Phase 1 from a cache kept per podset shape: only the leaves whose usage changed since the last
-        placement of the same shape are counted again, and only their ancestors refilled. Phase 2 works on
-        copies of the states it touches (:class:`_StateOverlay`)."""
-        manager = self.manager
-        key = (tuple(sorted(per_pod.items())), simulate_empty, repr(spec.get("tolerations")),
-               tuple(sorted(selector.items())), repr(spec.get("affinity")), slice_size, slice_idx,
-               tuple(sorted(size_at_level.items())))
-        entry = self._placement_cache.get(key)
-        log = manager.usage_log
-        if entry is None or entry.tree is not tree or entry.epoch != manager.usage_epoch:
-            states = [DomainState() for _ in range(tree.count)]
-            self.states = states
-            stats = Stats()
-            limiting_of: list[str | None] = [None] * len(tree.leaf_list)
-            excluded_of: list[bool] = [False] * len(tree.leaf_list)
-            for leaf in tree.leaf_list:
-                stats.total += 1
-                excluded = self._exclusion(leaf, tolerations, selector, affinity)
-                if excluded is not None:
-                    _count_exclusion(stats, excluded)
-                    excluded_of[leaf.leaf_idx] = True
-                    continue
-                limiting_of[leaf.leaf_idx] = self._count_cached_leaf(leaf, states, stats, per_pod, simulate_empty)
-            for root in tree.roots.values():
-                self._fill(root, slice_size, slice_idx, 0, size_at_level, False)
-            entry = _CacheEntry(tree, manager.usage_epoch, len(log), states, stats, limiting_of, excluded_of)
-            if len(self._placement_cache) > 64:
-                self._placement_cache.clear()
-            self._placement_cache[key] = entry
-        elif entry.log_pos < len(log):
-            states = entry.states
-            self.states = states
-            stats = entry.stats
-            dirty = set(log[entry.log_pos:])
-            entry.log_pos = len(log)
-            entry.results.clear()
-            by_level: dict[int, set[Domain]] = {}
-            for leaf_id in dirty:
-                changed = tree.leaves.get(leaf_id)
-                if changed is None or entry.excluded[changed.leaf_idx]:
-                    continue
-                previous = entry.limiting[changed.leaf_idx]
-                if previous is not None:
-                    stats.resources[previous] -= 1
-                    if not stats.resources[previous]:
-                        del stats.resources[previous]
-                entry.limiting[changed.leaf_idx] = self._count_cached_leaf(changed, states, stats, per_pod, simulate_empty)
-                level = len(changed.values) - 1
-                if level == slice_idx:
-                    state = states[changed.idx]
-                    state.slice_count = state.pod_count // slice_size
-                    state.slice_count_with_leader = state.pod_count_with_leader // slice_size
-                parent = changed.parent
-                while parent is not None:
-                    by_level.setdefault(len(parent.values) - 1, set()).add(parent)
-                    parent = parent.parent
-            for level in sorted(by_level, reverse=True):
-                for domain in by_level[level]:
-                    self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
-        self.states = _StateOverlay(entry.states)
-        self._current_entry = entry
-        return Stats(entry.stats.total, entry.stats.node_selector, entry.stats.affinity, entry.stats.topology_domain,
-                     dict(entry.stats.taints), dict(entry.stats.resources))
-
-    def _count_cached_leaf(self, leaf: Domain, states: list[DomainState], stats: Stats, per_pod: Requests,
-                           simulate_empty: bool) -> str | None:
-        remaining = self.remaining(leaf, simulate_empty)
-        state = states[leaf.idx]
-        count, limiting = count_in_with_limiting(per_pod, remaining)
-        state.pod_count = state.pod_count_with_leader = count
-        state.leader_count = 0
-        if count == 0 and limiting:
-            stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
-            return limiting
-        return None
-
     def _least_free(self, unconstrained: bool) -> bool:
         return unconstrained and self.manager.engine.settings.gate("TASProfileMixed")
 
     def _sorted(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         """``sortedDomains``: BestFit slices desc, LeastFreeCapacity slices asc; then pods asc; values."""
-        peek = self.states.peek
-        value_key = self._value_key
-        # One state read per domain (the key is built for every domain of a level, hundreds per placement).
-        if self._least_free(unconstrained):
-            def ascending(d: Domain) -> tuple[Any, ...]:
-                state = peek(d.idx)
-                return (state.slice_count, state.pod_count, value_key(d))
-            return sorted(domains, key=ascending)
-
-        def descending(d: Domain) -> tuple[Any, ...]:
-            state = peek(d.idx)
-            return (-state.slice_count, state.pod_count, value_key(d))
-        return sorted(domains, key=descending)
+        # One state read per domain (the key is built for every domain of a level, hundreds per placement);
+        # the index keeps equal keys in their order, as the stable sort on the domains did.
+        copies = self.states.copies
+        base = self.states.base
+        keyed = []
+        sign = 1 if self._least_free(unconstrained) else -1
+        for i, d in enumerate(domains):
+            state = copies.get(d.idx) or base[d.idx]
+            keyed.append((sign * state.slice_count, state.pod_count, d.values, i))
+        keyed.sort()
+        return [domains[k[3]] for k in keyed]
 
     def _sorted_with_leader(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         peek = self.states.peek
@@ -683,59 +576,3 @@ class Placement:
         if level == target:
             return self.states.peek(domain.idx).pod_count // size
         return sum(self._slices_in(child, level + 1, target, size) for child in domain.children)
-
-
-# ---- the manager: caches and the flavor-assigner side ----------------------------------------------------
-
-
-def _count_exclusion(stats: Stats, excluded: str) -> None:
-    if excluded.startswith("taint:"):
-        text = excluded[6:]
-        stats.taints[text] = stats.taints.get(text, 0) + 1
-    elif excluded == "selector":
-        stats.node_selector += 1
-    else:
-        stats.affinity += 1
-
-
-@dataclass(slots=True)
-class _CacheEntry:
-    tree: Tree
-    epoch: int
-    log_pos: int
-    states: list[DomainState]
-    stats: Stats
-    limiting: list[str | None]
-    excluded: list[bool]
-    #: Phase 2's answers on these states, per request (see :meth:`Placement._find`); emptied when the
-    #: states change.
-    results: dict[Any, tuple[dict[str, TopologyAssignment], str]] = field(default_factory=dict)
-
-
-def _copy_assignments(assignments: dict[str, TopologyAssignment]) -> dict[str, TopologyAssignment]:
-    return {name: TopologyAssignment(list(ta.levels), [(list(values), count) for values, count in ta.domains])
-            for name, ta in assignments.items()}
-
-
-class _StateOverlay:
-    """The cached states, copied on first access: phase 2 of a placement rewrites the counts of the
-    domains it walks, and the cache must not see that."""
-
-    __slots__ = ("base", "copies")
-
-    def __init__(self, base: list[DomainState]) -> None:
-        self.base = base
-        self.copies: dict[int, DomainState] = {}
-
-    def peek(self, idx: int) -> DomainState:
-        """The state to read (the copy if phase 2 already wrote it, else the cached one)."""
-        state = self.copies.get(idx)
-        return state if state is not None else self.base[idx]
-
-    def __getitem__(self, idx: int) -> DomainState:
-        state = self.copies.get(idx)
-        if state is None:
-            b = self.base[idx]
-            state = self.copies[idx] = DomainState(b.pod_count, b.slice_count, b.pod_count_with_leader,
-                                                   b.slice_count_with_leader, b.leader_count)
-        return state

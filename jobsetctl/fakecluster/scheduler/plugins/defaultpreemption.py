@@ -44,9 +44,10 @@ from jobsetctl.fakecluster.scheduler.interface import (
 )
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
 from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
-from jobsetctl.fakecluster.scheduler.victims import VictimUnit, start_time
+from jobsetctl.fakecluster.scheduler.victims import PODGROUP, VictimUnit, start_time
 
 if TYPE_CHECKING:
+    from jobsetctl.fakecluster.scheduler.framework import Framework
     from jobsetctl.fakecluster.scheduler.scheduler import Scheduler
 
 INT32_OFFSET = 2**31
@@ -88,8 +89,9 @@ class DefaultPreemption(PostFilterPlugin):
             else:
                 potential.append(node)
         candidates: dict[str, tuple[NodeInfo, list[PodInfo]]] = {}
+        known: dict[str, VictimUnit] = {}
         for node in potential:
-            victims, status = self.select_victims(state, node)
+            victims, status = self.select_victims(state, node, known)
             if status is not None:
                 statuses[node.name] = status
             else:
@@ -117,19 +119,40 @@ class DefaultPreemption(PostFilterPlugin):
                     return False, messages.NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def select_victims(self, state: CycleState, node: NodeInfo) -> tuple[list[PodInfo], Status | None]:
+    def _unit(self, pod: PodInfo, known: dict[str, VictimUnit] | None) -> VictimUnit:
+        """The pod's unit, shared through ``known`` (one preemption attempt: the cache is the same at the
+        start of every node's dry run) with the members of the same PodGroup and priority, whose unit it also
+        is (same group, hence the same hierarchy and member list; same priority if the root has none)."""
+        if known is None:
+            return self.unit_of(pod)
+        unit = known.get(pod.uid)
+        if unit is None:
+            unit = self.unit_of(pod)
+            known[pod.uid] = unit
+            if unit.kind == PODGROUP and pod.group is not None:
+                for member in unit.pods:
+                    if member.group == pod.group and member.priority == pod.priority:
+                        known.setdefault(member.uid, unit)
+        return unit
+
+    def select_victims(self, state: CycleState, node: NodeInfo, known: dict[str, VictimUnit] | None = None,
+                       ) -> tuple[list[PodInfo], Status | None]:
         """``SelectVictimsOnNode``: (victims, None) or ([], why this node cannot help)."""
         pod = state.pod
         framework = self.scheduler.framework_for(pod)
         snapshot = self.scheduler.snapshot
         units: dict[str, VictimUnit] = {}
         for other in node.pods.values():
-            unit = self.unit_of(other)
+            unit = self._unit(other, known)
             if unit.priority < pod.priority:
                 units.setdefault(unit.pods[0].uid, unit)
         if not units:
             return [], unresolvable(self.name, messages.NO_VICTIMS)
         ordered = [u.pods for u in sorted(units.values(), key=VictimUnit.importance)]
+        if not framework.dynamic_filters(pod):
+            local = self._local_victims(state, node, framework, ordered)
+            if local is not None:
+                return local
         homes = {member.uid: member.node_name for members in ordered for member in members}
         removed: list[PodInfo] = []
         for members in ordered:
@@ -153,6 +176,48 @@ class DefaultPreemption(PostFilterPlugin):
             for member in removed:
                 if member.uid not in snapshot.pods:
                     snapshot.add_pod(member, homes[member.uid] or node.name)
+
+    def _local_victims(self, state: CycleState, node: NodeInfo, framework: Framework, ordered: list[list[PodInfo]],
+                       ) -> tuple[list[PodInfo], Status | None] | None:
+        """:meth:`select_victims`'s dry run from the node's sums, for a pod no dynamic filter applies to:
+        then only the node's own pods decide, so a unit's pods elsewhere (a 64-pod gang spans 64 nodes)
+        need not move, and those on the node are subtracted rather than moved out and back. None (do the
+        dry run) when a pod would count twice or removing one would give back a set-aside nomination."""
+        snapshot = self.scheduler.snapshot
+        name = node.name
+        here: list[list[PodInfo]] = []
+        seen: set[str] = set()
+        total = 0
+        for members in ordered:
+            on_node = [m for m in members if m.node_name == name]
+            here.append(on_node)
+            total += len(members)
+            seen.update(m.uid for m in members)
+        if len(seen) != total or (snapshot.has_set_aside()
+                                  and any(snapshot.nomination_set_aside(uid) for uid in seen)):
+            return None
+        snapshot.count_what_if()
+        gone: dict[str, int] = {}
+        count = 0
+        for on_node in here:
+            for member in on_node:
+                count += 1
+                for resource, amount in member.static.requests.items():
+                    gone[resource] = gone.get(resource, 0) - amount
+        status = framework.filter_node_with(state, node, gone, -count)
+        if status is not None:
+            return [], status
+        victims: list[PodInfo] = []
+        for members, on_node in zip(ordered, here, strict=True):
+            trial = dict(gone)
+            for member in on_node:
+                for resource, amount in member.static.requests.items():
+                    trial[resource] += amount
+            if framework.filter_node_with(state, node, trial, len(on_node) - count) is not None:
+                victims.extend(members)
+            else:
+                gone, count = trial, count - len(on_node)
+        return victims, None
 
     @staticmethod
     def pick(candidates: list[tuple[NodeInfo, list[PodInfo]]]) -> tuple[NodeInfo, list[PodInfo]]:

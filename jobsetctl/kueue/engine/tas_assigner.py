@@ -1,0 +1,267 @@
+"""The flavor assigner's TAS side (``flavorassigner/tas_flavorassigner.go`` and the TAS parts of
+``assignFlavors``, ``updateAssignmentForTAS``): which podsets of a workload need a topology placement,
+placing them (on the cluster as it is, or empty when the assignment needs preemption) through the
+flavors' :class:`~jobsetctl.kueue.engine.tas_placement.Placement`, and the TAS half of ``Fits``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from jobsetctl.kube.podspec import pod_requests
+from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.amounts import Requests, requests_from_fractions
+from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
+from jobsetctl.kueue.engine.tas_tree import PodSetRequest
+from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.engine.cache import ClusterQueueState
+    from jobsetctl.kueue.engine.flavors import Assignment, FlavorAssigner
+    from jobsetctl.kueue.engine.objects import FlavorSpec, ResourceGroup
+    from jobsetctl.kueue.engine.tas import TASManager
+    from jobsetctl.kueue.engine.workload import WorkloadInfo
+
+
+class TASAssigner:
+    """The flavor assigner's TAS side (``tas_flavorassigner.go`` and the TAS parts of ``assignFlavors``)."""
+
+    def __init__(self, manager: TASManager) -> None:
+        self.manager = manager
+
+    def is_tas_only(self, cq: ClusterQueueState) -> bool:
+        return cq.is_tas_only()
+
+    def implied(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
+        return not self.manager.explicit(podset) and self.is_tas_only(cq)
+
+    def requested(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
+        return self.manager.explicit(podset) or self.is_tas_only(cq)
+
+    def check_podset_and_flavor(self, assigner: FlavorAssigner, podset: dict[str, Any], flavor: FlavorSpec,
+                                group: ResourceGroup) -> str | None:
+        """``checkPodSetAndFlavorMatchForTAS``."""
+        cq = assigner.cq
+        if self.requested(podset, cq):
+            if self.implied(podset, cq):
+                return None
+            if flavor.topology_name is None:
+                spec = _mapping(_mapping(podset.get("template")).get("spec"))
+                requests = requests_from_fractions(pod_requests(spec))
+                if not any(r in group.covered_resources for r in requests):
+                    return None
+                return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+            tas = cq.tas_flavors.get(flavor.name)
+            if tas is None:
+                return f'Flavor "{flavor.name}" information missing in TAS cache'
+            if not tas.has_level(_mapping(podset.get("topologyRequest")) or None):
+                return f'Flavor "{flavor.name}" does not contain the requested level'
+            return None
+        if flavor.topology_name is not None:
+            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+        return None
+
+    def group_flavors_for_empty_podset(self, assigner: FlavorAssigner, index: int, group_flavors: dict[str, Any]) -> dict[str, Any]:
+        podsets = assigner.info.spec_podsets()
+        request = _mapping(podsets[index].get("topologyRequest")) if index < len(podsets) else {}
+        if request.get("podSetGroupName"):
+            return {r: f for r, f in group_flavors.items() if f.name in assigner.cq.tas_flavors}
+        return {}
+
+    def workload_requests(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                          errors: dict[str, str] | None = None) -> dict[str, list[PodSetRequest]]:
+        """``WorkloadsTopologyRequests``: per TAS flavor, the podsets to place."""
+        out: dict[str, list[PodSetRequest]] = {}
+        for _index, podset in enumerate(info.spec_podsets()):
+            if not self.requested(podset, cq):
+                continue
+            name = str(podset.get("name") or "main")
+            psa = assignment.podset(name)
+            if psa is None or psa.status.is_error() or psa.count == 0:
+                continue
+            if psa.topology_assignment is not None:
+                continue
+            if not cq.tas_flavors:
+                if errors is not None:
+                    errors[name] = "workload requires Topology, but there is no TAS cache information"
+                continue
+            tas_flavors = sorted({f.name for f in psa.flavors.values() if f.name in cq.tas_flavors})
+            if not tas_flavors:
+                if errors is not None:
+                    errors[name] = "no TAS flavor assigned"
+                continue
+            if len(tas_flavors) > 1:
+                if errors is not None:
+                    errors[name] = f"more than one TAS flavor assigned: {', '.join(tas_flavors)}"
+                continue
+            request = _mapping(podset.get("topologyRequest"))
+            out.setdefault(tas_flavors[0], []).append(PodSetRequest(
+                podset, name, self.manager.full_per_pod(info, name), psa.count, tas_flavors[0],
+                self.implied(podset, cq), str(request["podSetGroupName"]) if request.get("podSetGroupName") else None))
+        return out
+
+    def stashed_requests(self, info: WorkloadInfo, cq: ClusterQueueState,
+                         assignment: Assignment) -> dict[str, list[PodSetRequest]] | None:
+        """:meth:`workload_requests` as :meth:`after_quota` computed them for this assignment, while what
+        they depend on (each podset's count, status error, flavors, topology assignment) is the same."""
+        stash = assignment.tas_requests
+        if stash is not None and stash[0] is info and stash[1] is cq and stash[2] == _podsets_signature(assignment):
+            return stash[3]
+        return None
+
+    def find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]], *,
+                 simulate_empty: bool = False) -> dict[str, tuple[TopologyAssignment | None, str]]:
+        """``FindTopologyAssignmentsForWorkload``: flavors in name order."""
+        memo_key: tuple[Any, ...] | None = None
+        if simulate_empty:
+            # On an empty cluster the answer depends only on the requests' shapes and counts, the trees
+            # and the non-TAS pods (usage_epoch): workloads of one class get the same answer, and the
+            # assignments are only read (see parsed).
+            memo_key = self._empty_memo_key(cq, requests)
+            if memo_key is not None:
+                hit = self.manager.empty_placements.get(memo_key)
+                if hit is not None and hit[0] == self.manager.usage_epoch and all(
+                        t.tree is tree for t, tree in hit[1]):
+                    return dict(hit[3])
+        result: dict[str, tuple[TopologyAssignment | None, str]] = {}
+        assumed: dict[str, Requests] = {}
+        for flavor_name in sorted(requests):
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                continue
+            flavor_assumed = assumed if tas.current_tree().lowest_is_node else {}
+            result.update(tas.find_assignments(requests[flavor_name], simulate_empty=simulate_empty,
+                                               assumed=flavor_assumed))
+        if memo_key is not None:
+            memo = self.manager.empty_placements
+            if len(memo) > 4096:
+                memo.clear()
+            flavors = [cq.tas_flavors[f] for f in sorted(requests) if f in cq.tas_flavors]
+            # The shapes in the key stay alive with the entry, so their ids are not reused meanwhile.
+            memo[memo_key] = (self.manager.usage_epoch, [(t, t.tree) for t in flavors],
+                              [s for rs in requests.values() for s in self._shapes_of(cq, rs)], dict(result))
+        return result
+
+    def _shapes_of(self, cq: ClusterQueueState, requests: list[PodSetRequest]) -> list[Any]:
+        tas = cq.tas_flavors.get(requests[0].flavor) if requests else None
+        return [tas._shape(r) for r in requests] if tas is not None else []
+
+    def _empty_memo_key(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]]) -> tuple[Any, ...] | None:
+        parts: list[Any] = []
+        for flavor_name in sorted(requests):
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                continue
+            tas.current_tree()
+            parts.append((flavor_name, id(tas), tuple(
+                (r.name, r.count, r.group, id(tas._shape(r))) for r in requests[flavor_name])))
+        return tuple(parts)
+
+    def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
+        """The TAS step of ``assignFlavors`` once quota is assigned."""
+        from jobsetctl.kueue.engine.flavors import FIT, NO_FIT, PREEMPT
+
+        cq = assigner.cq
+        errors: dict[str, str] = {}
+        requests = self.workload_requests(assigner.info, cq, assignment, errors)
+        for name, error in errors.items():
+            psa = assignment.podset(name)
+            if psa is not None:
+                psa.status.err = error
+                assignment._mode = None
+        assignment.tas_requests = (assigner.info, cq, _podsets_signature(assignment), requests)
+        flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
+        if assignment.representative_mode() == FIT:
+            result = self.find_all(cq, requests)
+            failure = _failure(result, flavor_of)
+            if failure is not None:
+                psa = assignment.podset(failure[0])
+                if psa is not None:
+                    psa.status.reasons.append(failure[1])
+                assignment.update_mode(failure[0], PREEMPT)
+            else:
+                self._apply(assignment, result)
+        if assignment.representative_mode() == PREEMPT:
+            result = self.find_all(cq, requests, simulate_empty=True)
+            assignment.tas_empty = (requests, result)
+            failure = _failure(result, flavor_of)
+            if failure is not None:
+                psa = assignment.podset(failure[0])
+                if psa is not None:
+                    for attempt in psa.attempts:
+                        if attempt.flavor == failure[2]:
+                            attempt.mode = NO_FIT
+                            attempt.no_fit_reason = names.TOPOLOGY_PLACEMENT_FAILED
+                assignment.update_mode(failure[0], NO_FIT)
+            else:
+                for flavor_requests in requests.values():
+                    for request in flavor_requests:
+                        assignment.update_mode(request.name, PREEMPT)
+
+    def _apply(self, assignment: Assignment, result: dict[str, tuple[TopologyAssignment | None, str]]) -> None:
+        by_hostname = self.manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
+        for name, (ta, _) in result.items():
+            psa = assignment.podset(name)
+            if psa is not None:
+                psa.topology_assignment = self.manager.encoded(ta, by_hostname)
+
+    def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                                         targets: list[Any]) -> None:
+        """``updateAssignmentForTAS``: a Preempt assignment gets the TAS placement it will have after its
+        targets are gone (or, without targets, on an empty cluster, to hold the place)."""
+        from jobsetctl.kueue.engine.flavors import PREEMPT
+
+        if assignment.representative_mode() != PREEMPT:
+            return
+        if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
+            return
+        requests = self.stashed_requests(info, cq, assignment)
+        if requests is None:
+            requests = self.workload_requests(info, cq, assignment)
+        if targets:
+            preemptor = self.manager.engine.preemptor
+            for target in targets:
+                preemptor.remove(target.info)
+            try:
+                result = self.find_all(cq, requests)
+            finally:
+                for target in targets:
+                    preemptor.add(target.info)
+        elif assignment.tas_empty is not None and assignment.tas_empty[0] is requests:
+            # after_quota placed these requests on the empty cluster already (and applied nothing since).
+            result = assignment.tas_empty[1]
+        else:
+            result = self.find_all(cq, requests, simulate_empty=True)
+        self._apply(assignment, result)
+
+    def fits(self, info: WorkloadInfo, assignment: Assignment, cq: ClusterQueueState) -> bool:
+        """``ClusterQueueSnapshot.Fits`` for the TAS part: each assigned domain still holds its pods."""
+        for psa in assignment.podsets:
+            if psa.topology_assignment is None:
+                continue
+            flavor = next((f.name for f in psa.flavors.values() if f.name in cq.tas_flavors), None)
+            tas = cq.tas_flavors.get(flavor) if flavor else None
+            ta = self.manager.parsed(psa.topology_assignment)
+            if tas is None or ta is None:
+                continue
+            per_pod = self.manager.full_per_pod(info, psa.name)
+            tree = tas.current_tree()
+            domains = [(values[-1] if tree.lowest_is_node else ",".join(values), per_pod, count)
+                       for values, count in ta.domains]
+            if not tas.fits(domains):
+                return False
+        return True
+
+
+def _podsets_signature(assignment: Assignment) -> tuple[Any, ...]:
+    """What :meth:`TASAssigner.workload_requests` reads from an assignment's podsets."""
+    return tuple((p.name, p.count, p.topology_assignment is None, p.status.err,
+                  tuple(f.name for f in p.flavors.values())) for p in assignment.podsets)
+
+
+def _failure(result: dict[str, tuple[TopologyAssignment | None, str]],
+             flavor_of: dict[str, str]) -> tuple[str, str, str] | None:
+    for name, (_, reason) in result.items():
+        if reason:
+            return name, reason, flavor_of.get(name, "")
+    return None
