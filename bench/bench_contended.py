@@ -52,7 +52,8 @@ load average of 7 to 11). Every JSON digest is the one the code before this work
     rack  10,000 100,000   52.8       1,895     1,962  2.05x of a 25.7 s 5,000 (run once, load average 9)
 
 Back to back on the quiet machine, the unchanged code (8fcf8ec) and this one at 5,000 nodes: plain 26.2 ->
-22.3 s (2,244 pods per CPU second), rack 28.6 -> 23.7 s (2,108).
+22.3 s (2,244 pods per CPU second), rack 28.6 -> 23.7 s (2,108). With main merged in (i12-week's
+scheduler work), load average 1 to 2: plain 21.4 s (2,338), rack 25.3 and 24.0 s (1,979 and 2,085).
 
 Where the time went at 5,000 nodes, in-process phases (plain): parse 1.6 s, lint 1.2 s, the run 21.9 s,
 timeline 0.8 s, summary 0.6 s, JSON 1.3 s (before the last two JSON changes); in the run, per pod: five
