@@ -34,8 +34,36 @@ ratio of each size's CPU time to the previous size's (doubling: 1,000 → 2,000 
 Targets (issue 12): 5,000 nodes / 50,000 pods at >= 2,000 pods per second on one core, peak RSS < 2 GiB,
 doubling <= 2.3x, both variants; the week in under a minute.
 
-Measured 2026-11-25 on the shared 2-core machine (other engineers' test suites running: CPU seconds,
-which that load still inflates by up to a quarter; 2,500 plain measured alone: 13.5 s):
+Measured 2026-11-26 after the i12-day work (see "before" below), on the shared 2-core machine at a load
+average of about 3 (wall close to CPU); CPU seconds still vary by up to a tenth from run to run: over the
+day's seven runs at 5,000 nodes, plain took 22.3 to 26.5 s and rack 23.7 to 27.5 s (the higher ones at a
+load average of 7 to 11). Every JSON digest is the one the code before this work printed.
+
+    case   nodes    pods  CPU s  pods/CPU s  peak MiB  CPU x
+    plain    500   5,040    2.7       1,851       156      -
+    plain  1,000  10,000    5.2       1,940       252  1.89x
+    plain  2,500  25,040   11.4       2,201       543  2.21x (2.5x the size)
+    plain  5,000  50,000   23.2       2,152       999  2.04x
+    plain 10,000 100,000   48.0       2,084     1,919  1.83x of a 26.3 s 5,000 (run once, load average 9)
+    rack     500   5,040    2.9       1,735       370      -
+    rack   1,000  10,000    5.0       1,997       370  1.72x
+    rack   2,500  25,040   12.2       2,052       550  2.44x (2.5x the size)
+    rack   5,000  50,000   26.4       1,895     1,015  2.16x
+    rack  10,000 100,000   52.8       1,895     1,962  2.05x of a 25.7 s 5,000 (run once, load average 9)
+
+Back to back on the quiet machine, the unchanged code (8fcf8ec) and this one at 5,000 nodes: plain 26.2 ->
+22.3 s (2,244 pods per CPU second), rack 28.6 -> 23.7 s (2,108). With main merged in (i12-week's
+scheduler work), load average 1 to 2: plain 21.4 s (2,338), rack 25.3 and 24.0 s (1,979 and 2,085).
+
+Where the time went at 5,000 nodes, in-process phases (plain): parse 1.6 s, lint 1.2 s, the run 21.9 s,
+timeline 0.8 s, summary 0.6 s, JSON 1.3 s (before the last two JSON changes); in the run, per pod: five
+writes (created, bound, started and ready in one kubelet status update, finished, tracking finalizer
+released) each fanned out to the watchers, the Job controller's syncs (about 7 per Job, 4 of which change
+nothing) and pod creation (template copy, pod admission, the scheduler's PodInfo), the scheduler's cycles
+and its snapshot upkeep, the JobSet controller's passes. Each run also compiles the package's sources
+(about 0.3 s: PYTHONDONTWRITEBYTECODE is set on this machine; an installed package has its bytecode).
+
+Before (measured 2026-11-25, code of 8fcf8ec, same machine and script; 2,500 plain measured alone: 13.5 s):
 
     case   nodes    pods  CPU s  pods/CPU s  peak MiB  CPU x
     plain    500   5,040    3.9       1,278       159      -

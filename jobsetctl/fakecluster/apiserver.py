@@ -54,8 +54,12 @@ class WatchType:
     DELETED = "DELETED"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WatchEvent:
+    """One watch notification. Treat it as read-only: every subscriber gets the same instance. (Not a
+    frozen dataclass: a frozen one's ``__init__`` sets each field through ``object.__setattr__``, and one
+    is made for every write.)"""
+
     type: str
     key: Key
     obj: Object
@@ -277,11 +281,26 @@ class APIServer:
 
     def update_status(self, obj: Object) -> None:
         """Record a status (or metadata) change of a stored object: no admission, no generation change."""
-        key = key_of(obj)
-        if key not in self._objects:
+        key = self._stored_key(obj)
+        if key is None:
             return
-        meta(obj)["resourceVersion"] = self._next_rv()
+        self._resource_version += 1
+        meta(obj)["resourceVersion"] = str(self._resource_version)
         self._notify(WatchEvent(WatchType.MODIFIED, key, obj))
+
+    def _stored_key(self, obj: Object) -> Key | None:
+        """The key of ``obj`` if an object of that key is stored, else None. Status writes (several per pod)
+        come with the stored object itself: its key is read from its fields directly, and
+        :func:`key_of`, which tolerates malformed manifests, answers for anything else."""
+        md = obj.get("metadata")
+        api_version = obj.get("apiVersion")
+        if isinstance(md, dict) and isinstance(api_version, str):
+            key = (api_version.partition("/")[0] if "/" in api_version else "", obj.get("kind"),
+                   md.get("namespace", ""), md.get("name"))
+            if self._objects.get(key) is obj:  # type: ignore[arg-type]
+                return key  # type: ignore[return-value]
+        key = key_of(obj)
+        return key if key in self._objects else None
 
     def delete(
         self,

@@ -7,6 +7,9 @@ upstream writes them), kept for the human-readable log.
 
 from __future__ import annotations
 
+import json
+import json.encoder
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +34,10 @@ def event_group(obj: dict[str, Any]) -> str | None:
     return group if group and group != implied else None
 
 
-@dataclass(frozen=True, slots=True)
+# SimEvent and KubeEvent are values (hashable, changed only through ``replace``) but not frozen dataclasses:
+# a frozen one's ``__init__`` sets every field through ``object.__setattr__``, and a run makes one per
+# pod transition.
+@dataclass(slots=True, unsafe_hash=True)
 class SimEvent:
     time: float
     kind: str
@@ -51,17 +57,12 @@ class SimEvent:
     count: int = 1
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "time": _number(self.time),
-            "kind": self.kind,
-        }
+        data: dict[str, Any] = {"time": _number(self.time), "kind": self.kind}
         if self.group is not None:
             data["group"] = self.group
-        data.update({
-            "namespace": self.namespace,
-            "name": self.name,
-            "event": self.event,
-        })
+        data["namespace"] = self.namespace
+        data["name"] = self.name
+        data["event"] = self.event
         if self.node is not None:
             data["node"] = self.node
         if self.reason is not None:
@@ -74,8 +75,38 @@ class SimEvent:
             data["count"] = self.count
         return data
 
+    def as_json(self) -> str:
+        """``as_dict`` as ``json.dumps(..., ensure_ascii=False, separators=(", ", ": "))`` writes it, put
+        together directly (a large run writes hundreds of thousands): the same strings through the json
+        module's own string encoder, the same number spelling (``repr``). Anything but the declared types
+        goes through ``json.dumps`` itself."""
+        time = _number(self.time)
+        if not ((type(time) is float and math.isfinite(time)) or type(time) is int) or \
+                type(self.transient) is not bool or type(self.count) is not int:
+            return json.dumps(self.as_dict(), ensure_ascii=False, separators=(", ", ": "))
+        group, node, reason, message = self.group, self.node, self.reason, self.message
+        try:
+            text = _json_text
+            out = f'{{"time": {time!r}, "kind": {text(self.kind)}'
+            if group is not None:
+                out += f', "group": {text(group)}'
+            out += f', "namespace": {text(self.namespace)}, "name": {text(self.name)}, "event": {text(self.event)}'
+            if node is not None:
+                out += f', "node": {text(node)}'
+            if reason is not None:
+                out += f', "reason": {text(reason)}'
+            if message is not None:
+                out += f', "message": {text(message)}'
+        except TypeError:  # a field that is not a string
+            return json.dumps(self.as_dict(), ensure_ascii=False, separators=(", ", ": "))
+        if self.transient:
+            out += ', "transient": true'
+        if self.count > 1:
+            out += f', "count": {self.count!r}'
+        return out + "}"
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, unsafe_hash=True)
 class KubeEvent:
     time: float
     kind: str
@@ -88,8 +119,26 @@ class KubeEvent:
     count: int = 1
 
 
+#: What ``json.dumps(..., ensure_ascii=False)`` writes for a string, remembered for the strings that repeat
+#: (kinds, namespaces, event names, node and object names appear in many events).
+_JSON_TEXTS: dict[str, str] = {}
+_JSON_TEXTS_MAX = 65_536
+
+
+def _json_text(value: str) -> str:
+    found = _JSON_TEXTS.get(value)
+    if found is None:
+        found = json.encoder.encode_basestring(value)
+        if len(_JSON_TEXTS) >= _JSON_TEXTS_MAX:
+            _JSON_TEXTS.clear()
+        _JSON_TEXTS[value] = found
+    return found
+
+
 def _number(value: float) -> float | int:
     """Whole seconds print as integers so that JSON stays readable and stable."""
+    if type(value) is float and value.is_integer():  # most event times: the same answer, sooner
+        return int(value)
     rounded = round(value, 6)
     return int(rounded) if rounded == int(rounded) else rounded
 
@@ -126,10 +175,12 @@ class Recorder:
 
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}
-        group = event_group(obj)
-        if group is not None:
-            details.setdefault("group", group)
-        self.record(str(obj.get("kind", "")), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
+        kind = obj.get("kind", "")
+        if isinstance(kind, str) and kind in SHARED_KINDS:  # only those can carry a group (most events: Pods)
+            group = event_group(obj)
+            if group is not None:
+                details.setdefault("group", group)
+        self.record(str(kind), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
 
     def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         md = obj.get("metadata") or {}

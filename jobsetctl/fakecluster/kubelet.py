@@ -170,6 +170,8 @@ class Kubelet(Controller):
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
         self._runs: dict[str, PodRun] = {}
+        #: A pod started in the current reconcile whose status is not written yet.
+        self._unwritten: Object | None = None
         #: Attempts started per identity (:func:`attempt_identity`).
         self.attempts: dict[tuple[str, ...], int] = {}
 
@@ -198,22 +200,45 @@ class Kubelet(Controller):
 
     # -- watch -----------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # A tuple, not a generator: this runs for every pod write.
         group, kind, _, name = event.key
         if group == "" and kind == "Node":
-            if event.type in (WatchType.ADDED, WatchType.DELETED):
-                yield ("node", name)
-            return
+            return (("node", name),) if event.type in (WatchType.ADDED, WatchType.DELETED) else ()
         if group != "" or kind != "Pod":
-            return
+            return ()
         uid = str(_mapping(event.obj.get("metadata")).get("uid", ""))
         if event.type == WatchType.DELETED:
             self._runs.pop(uid, None)
-            return
-        if _mapping(event.obj.get("spec")).get("nodeName"):
-            yield ("pod", uid)
+            return ()
+        node = _mapping(event.obj.get("spec")).get("nodeName")
+        if not node:
+            return ()
+        run = self._runs.get(uid)
+        if run is not None and self._nothing_to_do(run, event.obj, str(node)):
+            return ()
+        return (("pod", uid),)
+
+    def _nothing_to_do(self, run: PodRun, pod: Object, node: str) -> bool:
+        """Whether a reconcile of a pod the kubelet runs would change nothing now: a finished run (its
+        pod is terminal), or one whose next step is in the future and already has its timer, on a live
+        node and not being deleted. Most pod writes (ours, the Job controller's) are such events."""
+        if run.state == DONE:
+            return True
+        if _mapping(pod.get("metadata")).get("deletionTimestamp") or self.lifecycle.is_failed(node) or \
+                self.lifecycle.is_deleted(node):
+            return False
+        due = run.next_due()
+        return due is None or due > self.clock.now
 
     # -- reconcile -------------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:
+        try:
+            return self._sync(key)
+        finally:
+            if self._unwritten is not None:
+                self._write(self._unwritten)
+
+    def _sync(self, key: Hashable) -> float | None:
         if isinstance(key, tuple) and key[0] == "node":
             self._node_changed(str(key[1]))
             return None
@@ -245,6 +270,10 @@ class Kubelet(Controller):
                 self.lifecycle.node_missing(node)
                 return None
             run = self._start(pod, node)
+            # The start is written with whatever else happens at this instant (the pod turning Ready,
+            # or exiting), in one status update, as the kubelet's status manager sends one status per
+            # sync: without a readiness probe a container is ready from its first status on.
+            self._unwritten = pod
         now = self.clock.now
         meta = _mapping(pod.get("metadata"))
         if meta.get("deletionTimestamp") and run.state != DONE:
@@ -270,6 +299,11 @@ class Kubelet(Controller):
             self._restart(pod, run)
         due = run.next_due()
         return None if due is None else max(due - now, 0.0)
+
+    def _write(self, pod: Object) -> None:
+        """The pod's status update: what this sync changed, the start included (see ``reconcile``)."""
+        self._unwritten = None
+        self.api.update_status(pod)
 
     def _node_changed(self, name: str) -> None:
         """A Node came or went. Gone: see :meth:`.NodeLifecycle.node_deleted`. Created (or back within
@@ -313,7 +347,6 @@ class Kubelet(Controller):
         set_pod_condition(pod, "Initialized", "True", now)
         self._write_ready_conditions(pod, False, now, "ContainersNotReady")
         self._begin_attempt(pod, run)
-        self.api.update_status(pod)
         self.recorder.record_for(pod, "Started", node=node)
         for c in _list(spec.get("containers")):
             self.recorder.kube_event(pod, "Normal", "Started", f"Started container {_mapping(c).get('name')}")
@@ -352,7 +385,7 @@ class Kubelet(Controller):
         for cs in _list(_mapping(pod.get("status")).get("containerStatuses")):
             _mapping(cs)["ready"] = ready
         self._write_ready_conditions(pod, ready, now, "ContainersNotReady")
-        self.api.update_status(pod)
+        self._write(pod)
         if ready:
             self.recorder.record_for(pod, "Ready", node=run.node)
 
@@ -375,7 +408,7 @@ class Kubelet(Controller):
             status["phase"] = "Succeeded" if code == 0 else "Failed"
             self._write_ready_conditions(pod, False, now, "PodCompleted" if code == 0 else "PodFailed")
             run.state, run.ready = DONE, False
-            self.api.update_status(pod)
+            self._write(pod)
             if code == 0:
                 self.recorder.record_for(pod, "Succeeded", node=run.node)
             else:
@@ -401,7 +434,7 @@ class Kubelet(Controller):
             self.recorder.kube_event(pod, "Warning", "BackOff",
                                      f"Back-off restarting failed container {cs.get('name')} in pod {where}")
         self._write_ready_conditions(pod, False, now, "ContainersNotReady")
-        self.api.update_status(pod)
+        self._write(pod)
 
     def _restart(self, pod: Object, run: PodRun) -> None:
         now = self.clock.timestamp()

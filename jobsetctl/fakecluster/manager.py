@@ -88,7 +88,10 @@ class Manager:
     def _on_event(self, event: WatchEvent) -> None:
         key_of_event = event.key
         pending = self._pending
-        for controller in self._route((key_of_event[0], key_of_event[1])):
+        routes = self._routes.get((key_of_event[0], key_of_event[1])) if self._routed == len(self.controllers) else None
+        if routes is None:
+            routes = self._route((key_of_event[0], key_of_event[1]))
+        for controller in routes:
             for key in controller.keys_for(event):
                 token = (controller.name, key)  # as ``enqueue``, inlined: this runs for every event
                 if token not in pending:

@@ -21,6 +21,7 @@ from jobsetctl.simulate import access
 from jobsetctl.simulate.nodes import NodeInfo, gpu_amount, node_info
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
+_UNSEEN = object()
 #: Kinds that make a workload in the summary, outermost first.
 WORKLOAD_KINDS = ("TrainJob", "JobSet", "Job")
 GROUP_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
@@ -49,11 +50,20 @@ class Ledger:
     pools: dict[str, str] = field(default_factory=dict)
     #: Watch events seen; the runner uses the count to tell progress from idle retries.
     writes: int = 0
+    #: GPUs per pod-spec signature (:func:`static_signature`'s key).
+    _gpus_by_signature: dict[str, Fraction] = field(default_factory=dict)
+    #: ``workload_of`` and ``job_of`` answers, asked once per event by the reports; valid until the next
+    #: object is recorded (which may change an owner chain), so :meth:`on_event` empties them.
+    _workload_cache: dict[ObjectKey, ObjectKey | None] = field(default_factory=dict)
+    _job_cache: dict[ObjectKey, ObjectKey | None] = field(default_factory=dict)
 
     def on_event(self, event: WatchEvent) -> None:
         self.writes += 1
         if event.type != WatchType.ADDED:
             return
+        if self._workload_cache or self._job_cache:
+            self._workload_cache.clear()
+            self._job_cache.clear()
         obj = event.obj
         kind = str(obj.get("kind", ""))
         md = access.metadata(obj)
@@ -67,7 +77,7 @@ class Ledger:
         if kind == "Pod":
             spec = obj.get("spec")
             # The scheduler's signature of the spec holds its requests, parsed once per pod template.
-            info.gpus = gpu_amount(static_signature(spec).requests) if isinstance(spec, dict) else Fraction(0)
+            info.gpus = self._gpus(spec) if isinstance(spec, dict) else Fraction(0)
             group = scheduling_group_name(spec)
             if group is not None:
                 info.group = ("PodGroup", namespace, group)
@@ -85,6 +95,13 @@ class Ledger:
             info.order = previous.order
         self.objects[key] = info
 
+    def _gpus(self, spec: dict[str, Any]) -> Fraction:
+        signature = static_signature(spec)
+        gpus = self._gpus_by_signature.get(signature.key)
+        if gpus is None:  # Fraction sums cost more than the lookup: once per pod template
+            gpus = self._gpus_by_signature[signature.key] = gpu_amount(signature.requests)
+        return gpus
+
     def owner_chain(self, key: ObjectKey) -> list[ObjectKey]:
         """``key`` and its controller owners, innermost first (cycles and gaps end the chain)."""
         chain = [key]
@@ -98,18 +115,28 @@ class Ledger:
 
     def workload_of(self, key: ObjectKey) -> ObjectKey | None:
         """The outermost TrainJob, JobSet or Job that ``key`` belongs to (itself included)."""
+        cached = self._workload_cache.get(key, _UNSEEN)
+        if cached is not _UNSEEN:
+            return cached  # type: ignore[return-value]
         found: ObjectKey | None = None
         for link in self.owner_chain(key):
             if link[0] in WORKLOAD_KINDS:
                 found = link
+        self._workload_cache[key] = found
         return found
 
     def job_of(self, key: ObjectKey) -> ObjectKey | None:
         """The innermost Job that ``key`` belongs to (itself included)."""
+        cached = self._job_cache.get(key, _UNSEEN)
+        if cached is not _UNSEEN:
+            return cached  # type: ignore[return-value]
+        found: ObjectKey | None = None
         for link in self.owner_chain(key):
             if link[0] == "Job":
-                return link
-        return None
+                found = link
+                break
+        self._job_cache[key] = found
+        return found
 
     def info(self, key: ObjectKey) -> ObjectInfo | None:
         return self.objects.get(key)

@@ -23,6 +23,7 @@ a fixed order, numbers are rounded, and nothing depends on wall time or hash ord
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from jobsetctl.simulate.runner import SimulationResult
@@ -65,7 +66,7 @@ def is_allowed(kind: str, event: str, group: str | None = None) -> bool:
     return event in allowed_events(kind, group)
 
 
-def report_document(result: SimulationResult, summary: Summary) -> dict[str, Any]:
+def report_document(result: SimulationResult, summary: Summary, *, events: bool = True) -> dict[str, Any]:
     summary_part: dict[str, Any] = {
         "kubernetesVersion": result.version.value,
         "enabledGates": list(result.enabled_gates),
@@ -81,7 +82,7 @@ def report_document(result: SimulationResult, summary: Summary) -> dict[str, Any
         "version": FORMAT_VERSION,
         "scenario": result.name,
         "endTime": json_number(result.end_time),
-        "events": [event.as_dict() for event in result.events],
+        "events": [event.as_dict() for event in result.events] if events else [],
         "final": result.final,
         "summary": summary_part,
     }
@@ -106,14 +107,31 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _compact_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, separators=(", ", ": "))`` for one value after another (one
+    per event). ``dumps`` builds an encoder per call, and so does ``JSONEncoder.encode`` (its C scanner):
+    the C scanner is made once here, where CPython has it, for the same text."""
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    scan = make({}, encoder.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def compact(value: Any) -> str:
+        if isinstance(value, str):  # what ``encode`` does for a bare string
+            return json.encoder.encode_basestring(value)
+        return "".join(scan(value, 0))
+
+    return compact
+
+
 def render_json(result: SimulationResult, summary: Summary) -> str:
     """The document with one event (and one final entry) per line: readable, grep-able, and written by
     the C encoder (``indent`` would make ``json`` fall back to its pure-Python encoder, several times
     slower on the tens of thousands of events of a large run)."""
-    document = report_document(result, summary)
+    document = report_document(result, summary, events=False)  # the events are written straight from the records
 
-    def compact(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    compact = _compact_encoder()
 
     def listing(items: list[Any]) -> str:
         if not items:
@@ -121,7 +139,9 @@ def render_json(result: SimulationResult, summary: Summary) -> str:
         return "[\n" + ",\n".join("    " + compact(item) for item in items) + "\n  ]"
 
     parts = [f"  {compact(key)}: {compact(document[key])}" for key in ("version", "scenario", "endTime")]
-    parts.append(f'  "events": {listing(document["events"])}')
+    events = result.events
+    parts.append('  "events": ' + ("[\n" + ",\n".join(["    " + event.as_json() for event in events]) + "\n  ]"
+                                   if events else "[]"))
     parts.append(f'  "final": {listing(document["final"])}')
     summary_text = json.dumps(document["summary"], ensure_ascii=False, indent=2).replace("\n", "\n  ")
     parts.append(f'  "summary": {summary_text}')

@@ -140,6 +140,28 @@ def json_number(value: float | None) -> float | int | None:
     return int(rounded) if rounded == int(rounded) else rounded
 
 
+class _ExactSum:
+    """The exact sum of floats (each a binary fraction ``n / 2**k``), kept as one integer over a power of two:
+    what adding a ``Fraction`` per term gives, without a ``Fraction`` (and its gcd) per term."""
+
+    __slots__ = ("numerator", "shift")
+
+    def __init__(self) -> None:
+        self.numerator = 0
+        self.shift = 0
+
+    def add(self, value: float) -> None:
+        numerator, denominator = value.as_integer_ratio()
+        shift = denominator.bit_length() - 1  # the denominator is a power of two
+        if shift > self.shift:
+            self.numerator <<= shift - self.shift
+            self.shift = shift
+        self.numerator += numerator << (self.shift - shift)
+
+    def value(self) -> Fraction:
+        return Fraction(self.numerator, 1 << self.shift)
+
+
 def _hours(seconds: Fraction) -> float:
     return round(float(seconds) / 3600.0, 3)
 
@@ -181,18 +203,31 @@ def summarize(events: list[SimEvent], ledger: Ledger, timeline: Timeline) -> Sum
         if owner._pending_since is not None:
             owner.queueing += max(end - owner._pending_since, 0.0)
 
-    used = Fraction(0)
+    # GPU-seconds are exact (Fractions); the pods' seconds are summed per GPU count (and per workload)
+    # first, exactly, and multiplied once: the same values as a Fraction product per pod, much sooner.
+    used_by_gpus: dict[Fraction, _ExactSum] = {}
+    owned: dict[tuple[ObjectKey, Fraction], _ExactSum] = {}
     for span in timeline.pods:
         if span.scheduled is None or span.gpus == 0:
             continue
         # A pod holds GPUs only while its node is up: a failed node's capacity is gone, and so is its use.
         down = timeline.node_life.get(span.node or "", (0.0, None))[1]
         stop = min(span.end if span.end is not None else end, end, down if down is not None else end)
-        seconds = Fraction(max(stop - span.scheduled, 0.0))
-        used += span.gpus * seconds
-        owner = stats.get(span.workload) if span.workload is not None else None
-        if owner is not None:
-            owner.gpu_seconds += span.gpus * seconds
+        seconds = max(stop - span.scheduled, 0.0)
+        total = used_by_gpus.get(span.gpus)
+        if total is None:
+            total = used_by_gpus[span.gpus] = _ExactSum()
+        total.add(seconds)
+        if span.workload is not None and span.workload in stats:
+            total = owned.get((span.workload, span.gpus))
+            if total is None:
+                total = owned[(span.workload, span.gpus)] = _ExactSum()
+            total.add(seconds)
+    used = Fraction(0)
+    for gpus, total in used_by_gpus.items():
+        used += gpus * total.value()
+    for (key, gpus), total in owned.items():
+        stats[key].gpu_seconds += gpus * total.value()
     allocatable = Fraction(0)
     nodes_failed = 0
     for name, (since, down) in timeline.node_life.items():

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree
 
+import pytest
+
+from jobsetctl.fakecluster.events import SimEvent
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.versions import KubeVersion
 from jobsetctl.simulate.final import final_states
@@ -139,3 +142,20 @@ def test_html_embeds_svg_and_summary() -> None:
     assert ("<tr><td>0s</td><td>Pod default/js-w-1-0-fghij</td><td class=\"waiting\">Unschedulable</td>"
             "<td class=\"detail\">Unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.</td></tr>"
             in html)
+
+
+@pytest.mark.parametrize("event", [
+    SimEvent(0.0, "Pod", "default", "p-0", "Created"),
+    SimEvent(3600.0, "Pod", "bench", "js-rj-0-0-abcde", "Scheduled", node="gpu-17"),
+    SimEvent(0.1, "Job", "ns", "j", "Failed", reason="BackoffLimitExceeded", message="Job has reached the specified backoff limit"),
+    SimEvent(1e-07, "PodGroup", "ns", "g", "Unschedulable", message='0/3 nodes: "quoted" \\ back\nslash\ttab \x01', count=4),
+    SimEvent(1234567.891234567, "Workload", "ns", "w", "Admitted", group="kueue.x-k8s.io"),
+    SimEvent(12.5, "Pod", "ns", "p", "Rejected", reason="Forbidden", message="ünïcödé ✓ 名前", transient=True),
+    SimEvent(7, "Node", "", "n", "Created"),  # an int time (a hand-made event)
+    SimEvent(1.5, "Pod", "ns", "p", "Scheduled", node=5),  # type: ignore[arg-type]  # not a string: json.dumps
+    SimEvent(2.0, "Pod", "ns", "p", "Rejected", transient=1),  # type: ignore[arg-type]  # not a bool: json.dumps
+])
+def test_event_json_is_json_dumps_of_as_dict(event: SimEvent) -> None:
+    """``SimEvent.as_json`` (how ``-o json`` writes events) is byte for byte what ``json.dumps`` writes for
+    ``as_dict`` with the report's separators."""
+    assert event.as_json() == json.dumps(event.as_dict(), ensure_ascii=False, separators=(", ", ": "))

@@ -30,7 +30,13 @@ from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.controllers.job_pods import has_tracking_finalizer, owned_pods
 from jobsetctl.fakecluster.controllers.job_scheduling import GROUP as SCHEDULING_GROUP
 from jobsetctl.fakecluster.controllers.job_scheduling import SchedulingObjects
-from jobsetctl.fakecluster.controllers.job_spec import JOB_TRACKING_FINALIZER, JobView, mapping, text
+from jobsetctl.fakecluster.controllers.job_spec import (
+    JOB_TRACKING_FINALIZER,
+    JobView,
+    job_finished,
+    mapping,
+    text,
+)
 from jobsetctl.fakecluster.controllers.job_sync import JobState, JobSync
 from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kinds.interface import Object
@@ -57,27 +63,31 @@ class JobController(Controller):
 
     # -- watch -----------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # Tuples, not a generator: this runs for every pod write.
         group, kind, namespace, name = event.key
         if group == "batch" and kind == "Job":
             if event.type == WatchType.DELETED:
                 self._states.pop(text(mapping(event.obj.get("metadata")).get("uid")), None)
-            else:
-                yield (JOB_KEY, namespace, name)
-        elif group == "" and kind == "Pod":
+                return ()
+            return ((JOB_KEY, namespace, name),)
+        if group == "" and kind == "Pod":
             ref = controller_of(event.obj)
             if ref is None or ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
-                return
+                return ()
             job = self.api.get("batch", "Job", namespace, text(ref.get("name")))
-            if job is not None and mapping(job.get("metadata")).get("uid") == ref.get("uid") and not JobView(
-                    job).finished:
-                yield (JOB_KEY, namespace, text(ref.get("name")))
-            elif event.type != WatchType.DELETED and has_tracking_finalizer(event.obj):
-                yield (ORPHAN_KEY, namespace, name)
-        elif group == SCHEDULING_GROUP and kind in ("Workload", "PodGroup"):
+            if job is not None and mapping(job.get("metadata")).get("uid") == ref.get("uid"):
+                if not isinstance(job.get("status"), dict):
+                    job["status"] = {}  # as ``JobView.finished`` reads it (it materialises the status)
+                if not job_finished(job):
+                    return ((JOB_KEY, namespace, text(ref.get("name"))),)
+            if event.type != WatchType.DELETED and has_tracking_finalizer(event.obj):
+                return ((ORPHAN_KEY, namespace, name),)
+            return ()
+        if group == SCHEDULING_GROUP and kind in ("Workload", "PodGroup"):
             for ref in mapping(event.obj.get("metadata")).get("ownerReferences") or []:
                 if isinstance(ref, dict) and ref.get("kind") == "Job" and ref.get("apiVersion") == "batch/v1":
-                    yield (JOB_KEY, namespace, text(ref.get("name")))
-                    return
+                    return ((JOB_KEY, namespace, text(ref.get("name"))),)
+        return ()
 
     # -- reconcile -------------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:

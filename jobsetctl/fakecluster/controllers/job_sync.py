@@ -141,6 +141,9 @@ class JobSync:
         self._requeue: float | None = None
         self._finished: Finish | None = None
         self._at_start: dict[int, tuple[str, bool]] = {}
+        # Read once per pass (``_valid_index`` asks for every tracked pod): the spec does not change in it.
+        self._indexed = self.view.indexed
+        self._completions = (self.view.completions or 0) if self._indexed else 0
 
     # -- helpers used by job_manage ------------------------------------------------------------------
     def requeue(self, delay: float) -> None:
@@ -150,10 +153,10 @@ class JobSync:
         self.controller.recorder.kube_event(self.job, type_, reason, message)
 
     def _valid_index(self, pod: Object) -> bool:
-        if not self.view.indexed:
+        if not self._indexed:
             return True
         index = completion_index(pod)
-        return index != UNKNOWN_INDEX and index < (self.view.completions or 0)
+        return index != UNKNOWN_INDEX and index < self._completions
 
     # -- the pass --------------------------------------------------------------------------------------
     def run(self) -> float | None:

@@ -111,7 +111,7 @@ class ChildWriter:
             raise ReconcileError("\n".join(errors))
 
     # -- Job creation ----------------------------------------------------------------------------------
-    def missing_jobs(self, rjob: Any, children: ChildJobs) -> list[Object]:
+    def missing_jobs(self, rjob: Any, children: ChildJobs, taken: set[str] | None = None) -> list[Object]:
         """Jobs of ``rjob`` whose name no owned Job holds (any bucket, old attempts included). With
         ``BlockingRecreate`` nothing is created while any previous-attempt Job exists (§4.7)."""
         blocking = (
@@ -120,7 +120,8 @@ class ChildWriter:
         )
         if blocking and children.previous:
             return []
-        taken = children.names()
+        if taken is None:
+            taken = children.names()
         restarts = self.update.restarts
         attempts = per_job_counts(self.js, self.update.status, api.rjob_name(rjob), "jobRestarts") if self.restart_job_gate else None
         out: list[Object] = []
@@ -151,8 +152,9 @@ class ChildWriter:
         suspended = api.is_suspended(self.js)
         in_order = api.startup_order(self.js) == api.StartupPolicyOrder.IN_ORDER
         replicas_seen: dict[str, int] = {}
+        taken = children.names()  # the names of the Jobs owned when the pass began, for every replicated job
         for rjob in api.replicated_jobs(self.js):
-            jobs = self.missing_jobs(rjob, children)
+            jobs = self.missing_jobs(rjob, children, taken)
             rjob_name = api.rjob_name(rjob)
             replicas_seen[rjob_name] = api.replicas(rjob)
             if not dependencies_met(rjob, replicas_seen, entries):
@@ -189,7 +191,7 @@ class ChildWriter:
     def resume_jobs(self, active: list[Object], entries: list[dict[str, Any]]) -> None:
         """Resume suspended active Jobs per replicated job, behind dependsOn and InOrder; then
         ``Suspended=False`` — written only once no InOrder step returned early (§4.3, §4.8)."""
-        templates = {api.rjob_name(rjob): api.pod_template(rjob) for rjob in api.replicated_jobs(self.js)}
+        templates: dict[str, dict[str, Any]] = {}  # filled when a Job is resumed (most passes resume none)
         by_rjob: dict[str, list[Object]] = {}
         for job in active:
             by_rjob.setdefault(api.as_str(labels(job).get(api.REPLICATED_JOB_NAME_KEY)), []).append(job)
@@ -204,6 +206,8 @@ class ChildWriter:
                 continue
             for job in by_rjob.get(rjob_name, []):
                 if job_suspended(job):
+                    if not templates:
+                        templates.update((api.rjob_name(r), api.pod_template(r)) for r in api.replicated_jobs(self.js))
                     self.resume_job(job, templates)
             if in_order:
                 self.update.set_in_order_in_progress()

@@ -226,7 +226,10 @@ def sorted_by_name_descending(entries: list[dict[str, Any]]) -> list[dict[str, A
 
 def statuses_changed(old: list[Any], new: list[dict[str, Any]]) -> bool:
     old_entries = sorted_by_name_descending([e for e in old if isinstance(e, dict)])
-    return _comparable(old_entries) != _comparable(sorted_by_name_descending(new))
+    new_entries = sorted_by_name_descending(new)
+    if old_entries == new_entries:
+        return False  # equal entries compare equal semantically too (most passes change nothing)
+    return _comparable(old_entries) != _comparable(new_entries)
 
 
 def find_entry(entries: list[dict[str, Any]], rjob_name: str) -> dict[str, Any] | None:

@@ -47,17 +47,18 @@ class JobSetPodController(Controller):
     watches = frozenset({("", "Pod"), ("", "Node")})
 
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # Tuples, not a generator: this runs for every pod write.
         group, kind, namespace, name = event.key
         if event.type == WatchType.DELETED or group != "":
-            return
-        if kind == "Pod" and _is_watched_leader(event.obj):
-            yield (namespace, name)
-        elif kind == "Node" and event.type == WatchType.ADDED:
+            return ()
+        if kind == "Pod":
+            return ((namespace, name),) if _is_watched_leader(event.obj) else ()
+        if kind == "Node" and event.type == WatchType.ADDED:
             # A leader bound to a node that did not exist yet gets its check once the node appears.
-            for pod in self.api.iter_kind("", "Pod"):
-                if _mapping(pod.get("spec")).get("nodeName") == name and _is_watched_leader(pod):
-                    meta = _mapping(pod.get("metadata"))
-                    yield (str(meta.get("namespace")), str(meta.get("name")))
+            return [(str(_mapping(pod.get("metadata")).get("namespace")), str(_mapping(pod.get("metadata")).get("name")))
+                    for pod in self.api.iter_kind("", "Pod")
+                    if _mapping(pod.get("spec")).get("nodeName") == name and _is_watched_leader(pod)]
+        return ()
 
     def reconcile(self, key: Hashable) -> float | None:
         if not isinstance(key, tuple):
