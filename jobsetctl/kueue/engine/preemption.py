@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from jobsetctl.kueue.engine.fairsharing import FairSharing
 
 
+#: :meth:`Preemptor.static`: (ordering key, evicted, flavor-resources used).
+_Static = tuple[tuple[Any, ...], bool, frozenset[FlavorResource]]
+
+
 @dataclass(slots=True)
 class Target:
     info: WorkloadInfo
@@ -107,6 +111,40 @@ class Preemptor:
         self.tas_fits = tas_fits
         #: Workloads whose usage the running simulation removed, for nested undo.
         self._removed: list[WorkloadInfo] = []
+        #: While the scheduler nominates (no workload changes then): each candidate's ordering key, evicted
+        #: flag and flavor-resources, by Info (see :meth:`frozen`).
+        self._frozen: dict[int, tuple[WorkloadInfo, _Static]] | None = None
+        #: Meanwhile, classic preemption's targets per (preemptor, ClusterQueue, usage, resources): the
+        #: flavor assigner's oracle and the nomination that follows ask the same question of the same state.
+        self._targets: dict[tuple[Any, ...], tuple[WorkloadInfo, list[Target]]] = {}
+
+    # ---- per-cycle memo ----------------------------------------------------------------------------
+    def freeze(self) -> None:
+        """The workloads' conditions and admissions stay as they are until :meth:`thaw` (the scheduler's
+        nominate phase, which writes nothing): what :meth:`static` computes is kept until then."""
+        self._frozen = {}
+        self._targets = {}
+
+    def thaw(self) -> None:
+        self._frozen = None
+        self._targets = {}
+
+    def static(self, info: WorkloadInfo) -> _Static:
+        """What a candidate's ordering needs and no preemptor changes: ``CandidatesOrdering``'s key without
+        its "same ClusterQueue" part (constant within each group of candidates), whether it is being
+        evicted, and the flavor-resources it uses."""
+        frozen = self._frozen
+        if frozen is not None:
+            hit = frozen.get(id(info))
+            if hit is not None and hit[0] is info:
+                return hit[1]
+        evicted = is_evicted(info.obj)
+        data = ((not evicted, info.priority, -self.quota_reservation_time(info), info.uid), evicted,
+                frozenset((flavor, resource) for podset in info.podsets if podset.flavors
+                          for resource, flavor in podset.flavors.items()))
+        if frozen is not None:
+            frozen[id(info)] = (info, data)
+        return data
 
     # ---- simulated removal -------------------------------------------------------------------------
     def remove(self, info: WorkloadInfo) -> None:
@@ -173,7 +211,15 @@ class Preemptor:
         ctx = _Context(info, cq, usage, frs_need_preemption, tas_requests)
         if self.fair_sharing is not None:
             return self.fair_sharing.preemptions(self, ctx)
-        return self._classical(ctx)
+        if self._frozen is None or tas_requests is not None:
+            return self._classical(ctx)
+        key = (id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption))
+        hit = self._targets.get(key)
+        if hit is not None and hit[0] is info:
+            return list(hit[1])
+        targets = self._classical(ctx)
+        self._targets[key] = (info, list(targets))
+        return targets
 
     def simulate(self, info: WorkloadInfo, cq: ClusterQueueState, fr: FlavorResource, quantity: int) -> tuple[int, int]:
         """``PreemptionOracle.SimulatePreemption``: (NoCandidates|Preempt|Reclaim, borrowing level after)."""
@@ -266,6 +312,13 @@ class _Candidate:
     info: WorkloadInfo
     lca: ResourceNode | None
     variant: int
+    key: tuple[Any, ...]
+    evicted: bool
+
+
+def _by_key(candidate: _Candidate) -> tuple[Any, ...]:
+    return candidate.key
+
 
 
 class _CandidateIterator:
@@ -274,15 +327,15 @@ class _CandidateIterator:
     def __init__(self, preemptor: Preemptor, ctx: _Context) -> None:
         self.preemptor = preemptor
         self.ctx = ctx
+        self.static = preemptor.static
         same_queue = self._same_queue_candidates()
         hierarchy, priority = self._hierarchical_candidates()
-        key = preemptor.candidates_key(ctx.cq.name)
+        # CandidatesOrdering within each group: its "same ClusterQueue" part is the same for all members.
         for group in (same_queue, hierarchy, priority):
-            group.sort(key=lambda c: key(c.info))
+            group.sort(key=_by_key)
         ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
-        evicted_flags = [is_evicted(c.info.obj) for c in ordered]  # once per candidate (a Cohort holds hundreds)
-        evicted = [c for c, flag in zip(ordered, evicted_flags, strict=True) if flag]
-        rest = [c for c, flag in zip(ordered, evicted_flags, strict=True) if not flag]
+        evicted = [c for c in ordered if c.evicted]
+        rest = [c for c in ordered if not c.evicted]
         self.candidates = evicted + rest
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy
@@ -316,10 +369,10 @@ class _CandidateIterator:
                 return False
         return True
 
-    def _variant(self, info: WorkloadInfo, advantage: bool) -> int:
-        """``classifyPreemptionVariant``."""
+    def _variant(self, info: WorkloadInfo, advantage: bool, uses: bool) -> int:
+        """``classifyPreemptionVariant`` (``uses``: :func:`uses_resources`)."""
         ctx = self.ctx
-        if not uses_resources(info, ctx.frs):
+        if not uses:
             return V_NEVER
         preemption = ctx.cq.spec.preemption
         policy = preemption.within_cluster_queue if info.cluster_queue == ctx.cq.name else preemption.reclaim_within_cohort
@@ -338,10 +391,12 @@ class _CandidateIterator:
 
     def _from_cq(self, state: ClusterQueueState, lca: ResourceNode | None, advantage: bool) -> list[_Candidate]:
         out = []
+        frs, static = self.ctx.frs, self.static
         for info in state.workloads.values():
-            variant = self._variant(info, advantage)
+            key, evicted, used = static(info)
+            variant = self._variant(info, advantage, not frs.isdisjoint(used))
             if variant != V_NEVER:
-                out.append(_Candidate(info, lca, variant))
+                out.append(_Candidate(info, lca, variant, key, evicted))
         return out
 
     def _same_queue_candidates(self) -> list[_Candidate]:

@@ -106,7 +106,12 @@ class Scheduler:
         if not heads:
             return result
         self.cycle_count += 1
-        entries, inadmissible = self._nominate(heads)
+        # Nominating writes nothing: the preemption candidates' ordering data holds for the whole phase.
+        engine.preemptor.freeze()
+        try:
+            entries, inadmissible = self._nominate(heads)
+        finally:
+            engine.preemptor.thaw()
         entries = self._order(entries)
         self._process_entries(entries, inadmissible, result)
         return result
@@ -350,9 +355,11 @@ class Scheduler:
                 states = engine.cache.cluster_queues
                 victims = [v for v in victims if (s := states.get(v.cluster_queue)) is not None and s.node.root() is root]
             revert = engine.preemptor.simulate_removal(victims)
+        engine.preemptor.freeze()  # nothing is written until the assignment is found
         try:
             entry.assignment, entry.targets = self.get_assignments(info, cq)
         finally:
+            engine.preemptor.thaw()
             if revert is not None:
                 revert()
         entry.inadmissible_msg = entry.assignment.message()
