@@ -62,6 +62,8 @@ class Observed:
     status: str
     active: bool = True
     pending_message: str | None = None
+    #: The resourceVersion of the version observed last.
+    resource_version: Any = None
     requeued: bool = False
     evicted: bool = False
 
@@ -207,13 +209,20 @@ class Engine:
         md = obj.get("metadata") or {}
         key = f"{md.get('namespace', '')}/{md.get('name', '')}"
         previous = self.infos.get(key)
+        seen = self.observed.get(key)
+        rv = md.get("resourceVersion")
+        if (seen is not None and previous is not None and seen.status == STATUS_FINISHED and previous.obj is obj
+                and rv is not None and seen.resource_version == rv):
+            # The finished version seen already (the runner's reconcile after the watch event): it left the
+            # cache and the queues then; what remains of observing it again is the kick.
+            self.kick()
+            return previous
         info = WorkloadInfo(obj) if previous is None else _refreshed(previous, obj)
         self.infos[key] = info
         status = workload_status(obj)
         active = is_active(obj)
-        seen = self.observed.get(key)
         if seen is None:
-            self.observed[key] = Observed(status, active)
+            self.observed[key] = Observed(status, active, resource_version=rv)
             if status == STATUS_FINISHED:
                 return info
             if is_admissible(obj):
@@ -222,7 +231,7 @@ class Engine:
                 self.cache.add_or_update_workload(info)
             return info
         before = seen.status
-        seen.status, seen.active = status, active
+        seen.status, seen.active, seen.resource_version = status, active, rv
         if status != STATUS_ADMITTED:
             self.admitted_at.pop(key, None)
         if status == STATUS_FINISHED or not active:

@@ -483,7 +483,8 @@ def aggregate(errors: list[str]) -> str:
 
 
 def _same_objects(left: tuple[Any, ...], right: tuple[Any, ...]) -> bool:
-    return all(a is b for a, b in zip(left, right, strict=True))
+    """The same three objects (spec.podSets, admission, reclaimablePods), by identity."""
+    return left[0] is right[0] and left[1] is right[1] and left[2] is right[2]
 
 
 def _evicted_requeued_signatures(status: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
