@@ -360,6 +360,7 @@ class Engine:
     def admit(self, info: WorkloadInfo, cq: ClusterQueueState, admission: dict[str, Any], considered: str) -> None:
         """``admit`` + ``prepareWorkload``: QuotaReserved, and Admitted when every check is Ready."""
         obj = info.obj
+        self.preemptor.forget_object(obj)
         now = self.clock.timestamp()
         was_reserved = has_quota_reservation(obj)
         queued_since = find_condition(obj, names.REQUEUED)
@@ -449,6 +450,7 @@ class Engine:
         obj = self.api.get(names.GROUP, KIND, info.namespace, info.name)
         if obj is None or has_quota_reservation(obj):
             return
+        self.preemptor.forget_object(obj)
         now = self.clock.timestamp()
         changed = unset_quota_reservation(obj, reason, message, now)
         # PropagateResourceRequests: the requests the workload waits for, per podset.
@@ -481,6 +483,7 @@ class Engine:
         if obj is None:
             return
         message = "waiting for all admitted workloads to be in PodsReady condition"
+        self.preemptor.forget_object(obj)
         if unset_quota_reservation(obj, names.WAITING_FOR_PODS_READY, message, self.clock.timestamp()):
             self.note_pending(obj, names.WAITING_FOR_PODS_READY, message)
             self.write(obj)
@@ -499,6 +502,7 @@ class Engine:
             message = preemption_message(preemptor, target.reason, cq_path(cq.node),
                                          cq_path(target_cq.node) if target_cq else "")
             now = self.clock.timestamp()
+            self.preemptor.forget_object(obj)
             set_condition(obj, names.PREEMPTED, True, target.reason, message, now)
             self.evict(obj, names.EVICTED_BY_PREEMPTION, message, write=False)
             self.recorder.kube_event(
@@ -521,6 +525,7 @@ class Engine:
     def evict(self, obj: Object, reason: str, message: str, *, write: bool = True, cause: str = "",
               report: bool = True) -> None:
         """``workload/evict.Evict``: Evicted=True; admission checks reset to Pending."""
+        self.preemptor.forget_object(obj)
         now = self.clock.timestamp()
         condition_reason = f"{reason}DueTo{cause}" if reason == names.DEACTIVATED and cause else reason
         set_condition(obj, names.EVICTED, True, condition_reason, message, now)

@@ -111,39 +111,64 @@ class Preemptor:
         self.tas_fits = tas_fits
         #: Workloads whose usage the running simulation removed, for nested undo.
         self._removed: list[WorkloadInfo] = []
-        #: While the scheduler nominates (no workload changes then): each candidate's ordering key, evicted
-        #: flag and flavor-resources, by Info (see :meth:`frozen`).
-        self._frozen: dict[int, tuple[WorkloadInfo, _Static]] | None = None
-        #: Meanwhile, classic preemption's targets per (preemptor, ClusterQueue, usage, resources): the
-        #: flavor assigner's oracle and the nomination that follows ask the same question of the same state.
+        #: During a scheduling cycle: each candidate's ordering key, evicted flag and flavor-resources, by
+        #: Info (see :meth:`static`), and which Infos read each object (for :meth:`forget_object`).
+        self._static: dict[int, tuple[WorkloadInfo, _Static]] | None = None
+        self._static_by_obj: dict[int, list[int]] = {}
+        #: While nothing changes (:meth:`freeze`): classic preemption's targets per (preemptor, ClusterQueue,
+        #: usage, resources), as the flavor assigner's oracle and the nomination that follows ask the same
+        #: question of the same state; and another ClusterQueue's candidates for preemptors that classify
+        #: them alike (:meth:`_CandidateIterator._from_other_cq`).
+        self._frozen = False
         self._targets: dict[tuple[Any, ...], tuple[WorkloadInfo, list[Target]]] = {}
+        self._others: dict[tuple[Any, ...], list[_Candidate]] = {}
 
     # ---- per-cycle memo ----------------------------------------------------------------------------
+    def begin_cycle(self) -> None:
+        """A scheduling cycle starts: :meth:`static` keeps what it reads until :meth:`end_cycle`. Within a
+        cycle the clock stands still, and an admitted workload's conditions change only where the engine
+        evicts or admits it, which calls :meth:`forget_object`."""
+        self._static = {}
+        self._static_by_obj = {}
+
+    def end_cycle(self) -> None:
+        self._static = None
+        self._static_by_obj = {}
+
+    def forget_object(self, obj: Any) -> None:
+        """``obj``'s conditions are about to change: what :meth:`static` read of it is stale."""
+        if self._static is not None:
+            for info_id in self._static_by_obj.pop(id(obj), ()):
+                self._static.pop(info_id, None)
+
     def freeze(self) -> None:
-        """The workloads' conditions and admissions stay as they are until :meth:`thaw` (the scheduler's
-        nominate phase, which writes nothing): what :meth:`static` computes is kept until then."""
-        self._frozen = {}
+        """Neither usage nor workloads change until :meth:`thaw` (the scheduler's nominate phase, which
+        writes nothing, or the search for an assignment): preemption answers are kept until then."""
+        self._frozen = True
         self._targets = {}
+        self._others = {}
 
     def thaw(self) -> None:
-        self._frozen = None
+        self._frozen = False
         self._targets = {}
+        self._others = {}
 
     def static(self, info: WorkloadInfo) -> _Static:
         """What a candidate's ordering needs and no preemptor changes: ``CandidatesOrdering``'s key without
         its "same ClusterQueue" part (constant within each group of candidates), whether it is being
         evicted, and the flavor-resources it uses."""
-        frozen = self._frozen
-        if frozen is not None:
-            hit = frozen.get(id(info))
+        memo = self._static
+        if memo is not None:
+            hit = memo.get(id(info))
             if hit is not None and hit[0] is info:
                 return hit[1]
         evicted = is_evicted(info.obj)
         data = ((not evicted, info.priority, -self.quota_reservation_time(info), info.uid), evicted,
                 frozenset((flavor, resource) for podset in info.podsets if podset.flavors
                           for resource, flavor in podset.flavors.items()))
-        if frozen is not None:
-            frozen[id(info)] = (info, data)
+        if memo is not None:
+            memo[id(info)] = (info, data)
+            self._static_by_obj.setdefault(id(info.obj), []).append(id(info))
         return data
 
     # ---- simulated removal -------------------------------------------------------------------------
@@ -211,7 +236,7 @@ class Preemptor:
         ctx = _Context(info, cq, usage, frs_need_preemption, tas_requests)
         if self.fair_sharing is not None:
             return self.fair_sharing.preemptions(self, ctx)
-        if self._frozen is None or tas_requests is not None:
+        if not self._frozen or tas_requests is not None:
             return self._classical(ctx)
         key = (id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption))
         hit = self._targets.get(key)
@@ -433,5 +458,25 @@ class _CandidateIterator:
             if not is_within_nominal(child, self.ctx.frs):
                 state = self.preemptor.cache.cluster_queues.get(child.name)
                 if state is not None:
-                    out.extend(self._from_cq(state, subtree_root, advantage))
+                    out.extend(self._from_other_cq(state, subtree_root, advantage))
+
+    def _from_other_cq(self, state: ClusterQueueState, lca: ResourceNode, advantage: bool) -> list[_Candidate]:
+        """:meth:`_from_cq` for a ClusterQueue other than the preemptor's: while the preemptor is frozen (no
+        workload changes), preemptors with the same priority, resources and cohort policies get the same
+        list (``classifyPreemptionVariant`` reads nothing else of them; the timestamp only for
+        LowerOrNewerEqualPriority)."""
+        preemptor = self.preemptor
+        if not preemptor._frozen:
+            return self._from_cq(state, lca, advantage)
+        ctx = self.ctx
+        preemption = ctx.cq.spec.preemption
+        policy = preemption.reclaim_within_cohort
+        key = (state.name, lca, advantage, frozenset(ctx.frs), ctx.info.priority, policy,
+               preemptor.order_ts(ctx.info) if policy == names.LOWER_OR_NEWER_EQUAL_PRIORITY else None,
+               preemption.borrow_within_cohort, preemption.max_priority_threshold,
+               ctx.cq.name if state.name == ctx.cq.name else None)
+        found = preemptor._others.get(key)
+        if found is None:
+            found = preemptor._others[key] = self._from_cq(state, lca, advantage)
+        return found
 
