@@ -176,15 +176,17 @@ class Preemptor:
         state = self.cache.cluster_queues.get(info.cluster_queue)
         if state is not None:
             remove_usage_map(state.node, info.usage())
-            for tas in self.cache._tas_of(state, info):
-                tas.remove_workload(info)
+            if state.tas_flavors:
+                for tas in self.cache._tas_of(state, info):
+                    tas.remove_workload(info)
 
     def add(self, info: WorkloadInfo) -> None:
         state = self.cache.cluster_queues.get(info.cluster_queue)
         if state is not None:
             add_usage_map(state.node, info.usage())
-            for tas in self.cache._tas_of(state, info):
-                tas.add_workload(info)
+            if state.tas_flavors:
+                for tas in self.cache._tas_of(state, info):
+                    tas.add_workload(info)
 
     def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
         """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and

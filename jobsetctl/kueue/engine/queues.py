@@ -16,6 +16,12 @@ Inadmissible workloads return to their heap when quota may have freed up: a work
 ClusterQueue or Cohort tree finishes, is evicted or is deleted (``QueueAssociatedInadmissibleWorkloadsAfter``),
 or a ClusterQueue, Cohort or ResourceFlavor changes. Like upstream's requeuer, the move happens one
 ``requeueBatchPeriod`` (1 s) after the first notification, once per Cohort tree.
+
+Upstream moves each workload; here the pending workloads of a ClusterQueue sit in buckets per scheduling
+hash and side (:class:`_Bucket`), each with its own heap, so that a bulk move and a retry move whole
+buckets (a BestEffortFIFO queue of the performance test sends hundreds back and forth per retry). The
+queue order is total (priority, timestamp, UID), so which bucket an entry waits in changes no pop; a
+workload's queue-order key and backoff state are still read when it turns active, as upstream reads them.
 """
 
 from __future__ import annotations
