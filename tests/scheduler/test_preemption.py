@@ -141,8 +141,14 @@ def test_terminating_victim_keeps_the_preemptor_from_preempting_again(make_sim: 
     sim.pod("low-a", cpu="2", priority="p1", terminationGracePeriodSeconds=30)
     sim.pod("low-b", cpu="2", priority="p2", terminationGracePeriodSeconds=30)
     sim.at(1, lambda: sim.pod("urgent", cpu="2", priority="high"))
-    # An unrelated node change retries the preemptor while its victim still terminates.
-    sim.at(5, lambda: sim.node("n2", cpu="1"))
+    # A node change retries the preemptor while its victim still terminates: a new node the preemptor fits
+    # when empty (NodeResourcesFit's hint says Queue, fit.go ``isSchedulableAfterNodeChange``), filled at
+    # the same instant by a pod bound there (a node too small for it, as before issue 12, is QueueSkip).
+    def add_full_node() -> None:
+        sim.node("n2", cpu="2")
+        sim.pod("filler", cpu="1", nodeName="n2")
+
+    sim.at(5, add_full_node)
     sim.run(60)
     preempted = [e[2] for e in sim.timeline() if e[3] == "Preempted"]
     assert preempted == ["low-a"]

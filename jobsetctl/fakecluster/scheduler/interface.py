@@ -79,10 +79,43 @@ class ClusterEvent(Enum):
     ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
     UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
+    #: An update of the waiting pod itself (upstream's ``PodSchedulingPropertiesChange`` events of the pod's
+    #: own update, asked only for that pod: ``UpdatePodToleration``, ``UpdatePodLabel``).
+    UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
     GROUP_ADD = "PodGroupAdd"
     GROUP_UPDATE = "PodGroupUpdate"
     #: Not a watch event: the unschedulable-pods leftover flush (``podMaxInUnschedulablePodsDuration``).
     FLUSH = "UnschedulableTimeout"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """What the node hints compare (``isSchedulableAfterNodeChange``): a node before or after an update."""
+
+    name: str
+    labels: dict[str, str]
+    taints: tuple[Any, ...]
+    unschedulable: bool
+    allocatable: dict[str, int]
+    allowed_pods: int
+
+    @classmethod
+    def of(cls, node: Any) -> NodeView:
+        """A copy of a :class:`~.snapshot.NodeInfo`'s spec (the cache object itself is updated in place)."""
+        return cls(node.name, dict(node.labels), node.taints, node.unschedulable, dict(node.allocatable),
+                   node.allowed_pods)
+
+
+@dataclass(frozen=True, slots=True)
+class EventDetail:
+    """The old object of an update event, which upstream hints receive as ``oldObj`` (issue 12):
+    ``old_node``/``new_node`` for node events (``old_node`` None for an add), ``old_labels`` for a pod's
+    label update, ``old_static`` (the :class:`~.podinfo.StaticSignature`) for a waiting pod's own update."""
+
+    old_node: NodeView | None = None
+    new_node: NodeView | None = None
+    old_labels: dict[str, str] | None = None
+    old_static: Any = None
 
 
 class FilterStage(Enum):

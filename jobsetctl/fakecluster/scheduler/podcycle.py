@@ -76,7 +76,9 @@ class PodCycle:
     def respec(self, known: PodInfo, obj: dict[str, Any]) -> bool:
         fresh = self.s._new_pod_info(obj)
         fresh.seq, fresh.group, fresh.created = known.seq, known.group, known.created
-        for name in ("static", "affinity", "anti_affinity", "priority", "preempt_never", "labels"):
+        # ``obj`` too: an update stores a new dict, and binding or failing must write the stored one (with the
+        # old dict a bind reported the pod's old spec and the store's pod never got its node).
+        for name in ("static", "affinity", "anti_affinity", "priority", "preempt_never", "labels", "obj"):
             setattr(known, name, getattr(fresh, name))
         item = self.s.queue.get(known.uid)
         if item is None:

@@ -31,11 +31,11 @@ from jobsetctl.fakecluster.scheduler.groups import (
     group_key_of,
     object_group_key,
 )
-from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState
+from jobsetctl.fakecluster.scheduler.interface import ClusterEvent, CycleState, EventDetail, NodeView
 from jobsetctl.fakecluster.scheduler.podcycle import PodCycle
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, build_pod_info, is_terminal, mapping
 from jobsetctl.fakecluster.scheduler.profiles import build_profiles
-from jobsetctl.fakecluster.scheduler.queue import QueuedItem, SchedulingQueue
+from jobsetctl.fakecluster.scheduler.queue import UNSCHEDULABLE, QueuedItem, SchedulingQueue
 from jobsetctl.fakecluster.scheduler.snapshot import Snapshot
 from jobsetctl.kube.featuregates import FeatureGates
 from jobsetctl.kube.priority import resolve_priority
@@ -160,9 +160,12 @@ class Scheduler(Controller):
                 for pod in list(node.nominated.values()):
                     self.snapshot.nominate(pod, None)
             return node is not None
-        _, added, changed = self.snapshot.upsert_node(event.obj)
+        known = self.snapshot.nodes.get(event.key[3])
+        old = NodeView.of(known) if known is not None and self.queue.pool else None
+        node, added, changed = self.snapshot.upsert_node(event.obj)
         if added or changed:
-            self.move(ClusterEvent.NODE_ADD if added else ClusterEvent.NODE_UPDATE)
+            detail = EventDetail(old_node=old, new_node=NodeView.of(node)) if self.queue.pool else None
+            self.move(ClusterEvent.NODE_ADD if added else ClusterEvent.NODE_UPDATE, detail=detail)
             return True
         return False
 
@@ -208,14 +211,17 @@ class Scheduler(Controller):
         md = mapping(obj.get("metadata"))
         node_name = spec.get("nodeName") or None
         work = False
+        waiting = self.queue.pool.get(known.uid)
+        before = EventDetail(old_labels=dict(known.labels), old_static=known.static) if waiting is not None else None
         if md.get("deletionTimestamp") and not known.terminating:
             known.terminating = True
             work = True
         labels = mapping(md.get("labels"))
         if labels != known.labels:
             if known.uid in self.snapshot.pods:
+                old_labels = dict(known.labels)
                 self.snapshot.relabel_pod(known, dict(labels))
-                self.move(ClusterEvent.ASSIGNED_POD_UPDATE)
+                self.move(ClusterEvent.ASSIGNED_POD_UPDATE, known, detail=EventDetail(old_labels=old_labels))
             else:
                 known.labels = dict(labels)
             work = True
@@ -229,7 +235,14 @@ class Scheduler(Controller):
             return True
         if not node_name and event.old is not None and known.uid not in self.snapshot.pods:
             # A spec update of a pending pod (scheduling gates removed, nodeSelector of a gated pod...).
-            return self.pod_cycle.respec(known, obj) or work
+            work = self.pod_cycle.respec(known, obj) or work
+        # ``PriorityQueue.Update`` of an unschedulable pod: its own change may help it (the hints of
+        # UpdatePodToleration, UpdatePodLabel).
+        if waiting is not None and before is not None and waiting.where == UNSCHEDULABLE and (
+                known.labels != before.old_labels or known.static is not before.old_static) and \
+                self._interested(waiting, ClusterEvent.UNSCHEDULED_POD_UPDATE, known, None, before):
+            self.queue.release(waiting, self.clock.now)
+            work = True
         return work
 
     def _pod_assigned(self, info: PodInfo, node_name: str) -> None:
@@ -249,27 +262,40 @@ class Scheduler(Controller):
         self.pod_cycle.forget_waiting(info)
         self.actuator.forget_pod(info.uid)
         was_on_node = self.snapshot.remove_pod(info)
+        was_nominated = info.uid in self.snapshot.nominated_on
         self.snapshot.nominate(info, None)
         if info.group is not None:
             self.group_cycle.member_gone(info)
         if was_on_node:
             self.move(ClusterEvent.ASSIGNED_POD_DELETE, info)
+        elif was_nominated:
+            # eventhandlers.go deletePodFromSchedulingQueue: a deleted pod that had a nominated node gave back
+            # the room it held for pods of lower or equal priority (getLEPriorityPreCheck); fit.go's hint
+            # says Queue for it (only an unscheduled pod with no nomination is QueueSkip).
+            self.move(ClusterEvent.ASSIGNED_POD_DELETE, info, max_priority=info.priority)
         return True
 
     # ---- queue moves -------------------------------------------------------------------------------
-    def move(self, event: ClusterEvent, subject: PodInfo | None = None, group: GroupKey | None = None) -> None:
+    def move(self, event: ClusterEvent, subject: PodInfo | None = None, group: GroupKey | None = None,
+             detail: EventDetail | None = None, max_priority: int | None = None) -> None:
         """A cluster event: unschedulable items whose rejecting plugins' queueing hints say it may help
         them leave the pool (``MoveAllToActiveOrBackoffQueue`` with ``isPodWorthRequeuing``). ``subject``
-        is the pod of a pod event, ``group`` the group object of a PodGroup event."""
+        is the pod of a pod event, ``group`` the group object of a PodGroup event, ``detail`` the old (and
+        new) object of an update; ``max_priority``: only items of that priority or lower (upstream's
+        PreEnqueueCheck of a move)."""
         if not self.queue.pool:
             self.queue.move_request_cycle = self.queue.scheduling_cycle
             return
         candidates = self.requeue.candidates(event, subject, group) if self.hints else None
-        self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group), self.clock.now,
-                        candidates)
+        if max_priority is None:
+            self.queue.move(event, lambda item, ev: self._interested(item, ev, subject, group, detail),
+                            self.clock.now, candidates)
+        else:
+            self.queue.move(event, lambda item, ev: item.priority <= max_priority and self._interested(
+                item, ev, subject, group, detail), self.clock.now, candidates)
 
     def _interested(self, item: QueuedItem, event: ClusterEvent, subject: PodInfo | None,
-                    group: GroupKey | None) -> bool:
+                    group: GroupKey | None, detail: EventDetail | None = None) -> bool:
         """``isEntityWorthRequeuing``: a plugin that rejected the item registered for the event and its
         hint (``QueueingHintFn``) says Queue for the item's pod, or for any pod of a queued group."""
         if not item.unschedulable_plugins:
@@ -283,25 +309,30 @@ class Scheduler(Controller):
             if hint is None:
                 return True
             if targets is None:
-                targets = self._hint_targets(item)
-            if not targets or any(hint(target, event, subject, group) for target in targets):
+                # The symmetric anti-affinity rule reads each waiting pod's labels: then every pod is asked.
+                targets = self._hint_targets(item, every_pod=subject is not None and bool(subject.anti_affinity))
+            if not targets or any(hint(target, event, subject, group, detail) for target in targets):
                 return True
         return False
 
     def plugin_named(self, name: str) -> Any:
         return self._plugins_by_name.get(name)
 
-    def _hint_targets(self, item: QueuedItem) -> list[PodInfo]:
+    def _hint_targets(self, item: QueuedItem, *, every_pod: bool = False) -> list[PodInfo]:
         """The pods whose hints decide for an item: the pod, or one pod of each kind a group entry holds
-        (hints read a pod's group, namespace and affinity terms only)."""
+        (hints read a pod's group, namespace, affinity terms and static signature: requests, tolerations,
+        node affinity; its labels only for a deleted pod's anti-affinity, ``every_pod``)."""
         if not isinstance(item.payload, tuple):
             pod = self.pods.get(item.key)
             return [pod] if pod is not None else []
+        held = self.group_cycle.held.get(item.payload, {})
+        if every_pod:
+            return [pod for uid in held if (pod := self.pods.get(uid)) is not None]
         kinds: dict[tuple[Any, ...], PodInfo] = {}
-        for uid in self.group_cycle.held.get(item.payload, {}):
+        for uid in held:
             pod = self.pods.get(uid)
             if pod is not None:
-                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity), pod)
+                kinds.setdefault((pod.group, pod.namespace, pod.affinity, pod.anti_affinity, pod.static.key), pod)
         return list(kinds.values())
 
     # ---- the loop ----------------------------------------------------------------------------------

@@ -74,7 +74,8 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin):
         return pod.group is not None and pod.group[0] in (WORKLOAD_GROUP, POD_GROUP) and gang_gates_on(
             self.scheduler.gates)
 
-    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None) -> bool:
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
+             detail: object = None) -> bool:
         """``isSchedulableAfterPodAdded`` / ``isSchedulableAfterPodGroupAdded`` / ``...Updated`` /
         ``...CompositePodGroupAdded`` (gangscheduling.go): only a pod or a group of the target's own
         hierarchy helps (a minCount decrease is filtered before the event is sent)."""

@@ -25,6 +25,7 @@ from typing import ClassVar
 from jobsetctl.fakecluster.scheduler.interface import (
     ClusterEvent,
     CycleState,
+    EventDetail,
     FilterPlugin,
     FilterStage,
     PreFilterPlugin,
@@ -54,23 +55,63 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin):
     stage = FilterStage.DYNAMIC
     events: ClassVar[frozenset[ClusterEvent]] = frozenset({
         ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_UPDATE, ClusterEvent.ASSIGNED_POD_DELETE,
-        ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE,
+        ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.UNSCHEDULED_POD_UPDATE,
     })
 
-    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None) -> bool:
-        """``isSchedulableAfterPodChange`` (plugin.go): a bound pod added helps a pod whose affinity terms
-        it matches all of; a bound pod deleted helps a pod whose anti-affinity terms it matches all of;
-        a label change, a pod with terms (we do not keep the old labels to compare). Node events are not
-        hinted (every one may help). A pod without terms is helped by no pod event: upstream's quirk, a
-        pod rejected only by an existing pod's anti-affinity waits for another event when that pod goes."""
-        if subject is None or event not in (ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_DELETE,
-                                            ClusterEvent.ASSIGNED_POD_UPDATE):
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
+             detail: EventDetail | None = None) -> bool:
+        """``isSchedulableAfterPodChange`` and ``isSchedulableAfterNodeChange`` (plugin.go).
+
+        Pods (bound ones: we send no event for an unscheduled pod, which upstream skips): an added pod
+        helps when it matches all the target's affinity terms; a label update when it now matches all the
+        affinity terms and did not, or matched all the anti-affinity terms and no longer does; a deleted
+        pod when it matched all the anti-affinity terms, or when one of its own anti-affinity terms
+        matched the target (the symmetric rule). No terms: "matches all" is false. A label update of the
+        waiting pod itself always helps (its labels decide the symmetric rule and its own terms' matches).
+
+        Nodes: an affinity term helps when the node has its topology key and did not (or had another
+        value, or the node is new); an anti-affinity term when the node is new, lost the key or changed
+        its value."""
+        if event in (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE):
+            return self._node_hint(target, detail)
+        if subject is None:
             return True
-        if event is ClusterEvent.ASSIGNED_POD_UPDATE:
-            return target.has_affinity_terms
-        terms = target.affinity if event is ClusterEvent.ASSIGNED_POD_ADD else target.anti_affinity
+        if event is ClusterEvent.UNSCHEDULED_POD_UPDATE:
+            return subject.uid == target.uid and (detail is None or detail.old_labels != subject.labels)
         labels = self.handle.namespace_labels
-        return bool(terms) and all(t.matches(subject.namespace, subject.labels, labels) for t in terms)
+
+        def matches_all(terms: tuple[AffinityTerm, ...], pod_labels: dict[str, str]) -> bool:
+            return bool(terms) and all(t.matches(subject.namespace, pod_labels, labels) for t in terms)
+
+        if event is ClusterEvent.ASSIGNED_POD_ADD:
+            return matches_all(target.affinity, subject.labels)
+        if event is ClusterEvent.ASSIGNED_POD_UPDATE:
+            if detail is None or detail.old_labels is None:
+                return True
+            old = detail.old_labels
+            if not matches_all(target.affinity, old) and matches_all(target.affinity, subject.labels):
+                return True
+            return matches_all(target.anti_affinity, old) and not matches_all(target.anti_affinity, subject.labels)
+        if event is ClusterEvent.ASSIGNED_POD_DELETE:
+            if matches_all(target.anti_affinity, subject.labels):
+                return True
+            return any(t.matches(target.namespace, target.labels, labels) for t in subject.anti_affinity)
+        return True
+
+    @staticmethod
+    def _node_hint(target: PodInfo, detail: EventDetail | None) -> bool:
+        if detail is None or detail.new_node is None:
+            return True
+        new, old = detail.new_node.labels, detail.old_node.labels if detail.old_node is not None else None
+        for term in target.affinity:
+            if term.topology_key in new and (old is None or old.get(term.topology_key) != new[term.topology_key]):
+                return True
+        for term in target.anti_affinity:
+            if old is None:
+                return True
+            if term.topology_key in old and old.get(term.topology_key) != new.get(term.topology_key):
+                return True
+        return False
 
     def applies_to(self, pod: PodInfo) -> bool:
         return pod.has_affinity_terms or bool(self.handle.snapshot.anti_affinity_pods)

@@ -27,6 +27,7 @@ from jobsetctl.fakecluster.scheduler.interface import (
     ClusterEvent,
     Code,
     CycleState,
+    EventDetail,
     FilterPlugin,
     FilterStage,
     ScorePlugin,
@@ -45,6 +46,27 @@ class NodeResourcesFit(FilterPlugin, ScorePlugin):
     events: ClassVar[frozenset[ClusterEvent]] = frozenset({
         ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE,
     })
+
+    def hint(self, target: PodInfo, event: ClusterEvent, subject: PodInfo | None, group: tuple[str, ...] | None,
+             detail: EventDetail | None = None) -> bool:
+        """fit.go: ``isSchedulableAfterPodEvent`` says Queue for every deletion of a bound pod (our only pod
+        event here; in-place resize is not modelled). ``isSchedulableAfterNodeChange``: the pod must fit the
+        new node when empty, and an update must also have raised ``pods`` or the allocatable of a resource
+        the pod requests (``haveAnyRequestedResourcesIncreased``). With the SchedulerQueueingHints gate
+        upstream registers only Add|UpdateNodeAllocatable: a label or taint change is never Queue here."""
+        if event not in (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE) or detail is None or detail.new_node is None:
+            return True
+        new, old = detail.new_node, detail.old_node
+        if new.allowed_pods < 1:
+            return False
+        requests = target.static.requests
+        if any(amount > new.allocatable.get(resource, 0) for resource, amount in requests.items()):
+            return False
+        if old is None:
+            return True
+        if new.allowed_pods > old.allowed_pods:
+            return True
+        return any(new.allocatable.get(resource, 0) > old.allocatable.get(resource, 0) for resource in requests)
 
     def filter(self, state: CycleState, node: NodeInfo) -> Status | None:
         extra, extra_pods = nominated_usage(state.pod, node)
