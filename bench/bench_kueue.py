@@ -15,6 +15,21 @@ figure to read; wall time is printed beside it. Beside the timings, the per-clas
 checker reads (``rangespec.yaml``): ClusterQueue usage against nominal quota, and the mean time to
 admission per workload class.
 
+Measured (2026-11-26, i14-queues, CPU ``time.process_time``, load + run as printed; before = 8fcf8ec, run back
+to back on the shared 2-core machine at a quiet moment, wall equal to CPU):
+
+* baseline: CPU 1.73 s + 7.12 s = 8.86 s (wall 8.87 s), before 1.71 s + 9.38 s = 11.10 s; peak RSS 356 MiB.
+  Usage of the ``cq`` class 55.7 % (upstream mean 55.9 %); mean time to admission large 0.0 s, medium 53.2 s,
+  small 87.6 s (upstream 16.5 s, 76.8 s, 215.1 s). Not yet under the 7 s target.
+* large-scale: CPU 6.74 s + 28.62 s = 35.36 s and 6.89 s + 28.92 s = 35.81 s (wall 35.4 s, 36.2 s), before
+  6.62 s + 29.68 s = 36.30 s and 6.83 s + 30.88 s = 37.72 s; peak RSS 1,141 MiB. Usage 52.0 % (upstream mean
+  38.6 %); mean time to admission large 0.0 s, medium 2.4 s, small 4.0 s (upstream 105.6 s, 256.4 s, 700.4 s).
+  Not yet under the 24 s target: loading the 53,001 objects alone takes 6.7 s, and the collector's pass over
+  the run's objects when it is switched back on at the end (``gctune.paused``) is about 6 % of the run.
+
+Compiling the modules a run imports costs about 0.2 s more where ``PYTHONDONTWRITEBYTECODE`` is set and no
+``__pycache__`` exists (as on this machine).
+
     python bench/bench_kueue.py                          # all three
     python bench/bench_kueue.py --configs baseline --profile
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import functools
 import re
 
 _DATE_TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
@@ -58,8 +59,11 @@ def _is_byte(text: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=4096)
 def format_ok(fmt: str, text: str) -> bool:
-    """Whether ``text`` passes ``fmt``; formats we do not implement are accepted (documented in schema.py)."""
+    """Whether ``text`` passes ``fmt``; formats we do not implement are accepted (documented in schema.py).
+    A pure function of two strings, kept per pair: the objects of a simulation share their timestamps
+    (every object created at one virtual instant has the same ``creationTimestamp``)."""
     name = fmt.replace("-", "")
     if name == "datetime":
         return is_date_time(text)

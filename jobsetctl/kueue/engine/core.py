@@ -62,6 +62,8 @@ class Observed:
     status: str
     active: bool = True
     pending_message: str | None = None
+    #: The resourceVersion of the version observed last.
+    resource_version: Any = None
     requeued: bool = False
     evicted: bool = False
 
@@ -207,13 +209,20 @@ class Engine:
         md = obj.get("metadata") or {}
         key = f"{md.get('namespace', '')}/{md.get('name', '')}"
         previous = self.infos.get(key)
+        seen = self.observed.get(key)
+        rv = md.get("resourceVersion")
+        if (seen is not None and previous is not None and seen.status == STATUS_FINISHED and previous.obj is obj
+                and rv is not None and seen.resource_version == rv):
+            # The finished version seen already (the runner's reconcile after the watch event): it left the
+            # cache and the queues then; what remains of observing it again is the kick.
+            self.kick()
+            return previous
         info = WorkloadInfo(obj) if previous is None else _refreshed(previous, obj)
         self.infos[key] = info
         status = workload_status(obj)
         active = is_active(obj)
-        seen = self.observed.get(key)
         if seen is None:
-            self.observed[key] = Observed(status, active)
+            self.observed[key] = Observed(status, active, resource_version=rv)
             if status == STATUS_FINISHED:
                 return info
             if is_admissible(obj):
@@ -222,7 +231,7 @@ class Engine:
                 self.cache.add_or_update_workload(info)
             return info
         before = seen.status
-        seen.status, seen.active = status, active
+        seen.status, seen.active, seen.resource_version = status, active, rv
         if status != STATUS_ADMITTED:
             self.admitted_at.pop(key, None)
         if status == STATUS_FINISHED or not active:
@@ -351,6 +360,7 @@ class Engine:
     def admit(self, info: WorkloadInfo, cq: ClusterQueueState, admission: dict[str, Any], considered: str) -> None:
         """``admit`` + ``prepareWorkload``: QuotaReserved, and Admitted when every check is Ready."""
         obj = info.obj
+        self.preemptor.forget_object(obj)
         now = self.clock.timestamp()
         was_reserved = has_quota_reservation(obj)
         queued_since = find_condition(obj, names.REQUEUED)
@@ -440,6 +450,7 @@ class Engine:
         obj = self.api.get(names.GROUP, KIND, info.namespace, info.name)
         if obj is None or has_quota_reservation(obj):
             return
+        self.preemptor.forget_object(obj)
         now = self.clock.timestamp()
         changed = unset_quota_reservation(obj, reason, message, now)
         # PropagateResourceRequests: the requests the workload waits for, per podset.
@@ -472,6 +483,7 @@ class Engine:
         if obj is None:
             return
         message = "waiting for all admitted workloads to be in PodsReady condition"
+        self.preemptor.forget_object(obj)
         if unset_quota_reservation(obj, names.WAITING_FOR_PODS_READY, message, self.clock.timestamp()):
             self.note_pending(obj, names.WAITING_FOR_PODS_READY, message)
             self.write(obj)
@@ -490,6 +502,7 @@ class Engine:
             message = preemption_message(preemptor, target.reason, cq_path(cq.node),
                                          cq_path(target_cq.node) if target_cq else "")
             now = self.clock.timestamp()
+            self.preemptor.forget_object(obj)
             set_condition(obj, names.PREEMPTED, True, target.reason, message, now)
             self.evict(obj, names.EVICTED_BY_PREEMPTION, message, write=False)
             self.recorder.kube_event(
@@ -512,6 +525,7 @@ class Engine:
     def evict(self, obj: Object, reason: str, message: str, *, write: bool = True, cause: str = "",
               report: bool = True) -> None:
         """``workload/evict.Evict``: Evicted=True; admission checks reset to Pending."""
+        self.preemptor.forget_object(obj)
         now = self.clock.timestamp()
         condition_reason = f"{reason}DueTo{cause}" if reason == names.DEACTIVATED and cause else reason
         set_condition(obj, names.EVICTED, True, condition_reason, message, now)

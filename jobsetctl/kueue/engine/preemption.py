@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from jobsetctl.kueue.engine.fairsharing import FairSharing
 
 
+#: :meth:`Preemptor.static`: (ordering key, evicted, flavor-resources used).
+_Static = tuple[tuple[Any, ...], bool, frozenset[FlavorResource]]
+
+
 @dataclass(slots=True)
 class Target:
     info: WorkloadInfo
@@ -107,21 +111,82 @@ class Preemptor:
         self.tas_fits = tas_fits
         #: Workloads whose usage the running simulation removed, for nested undo.
         self._removed: list[WorkloadInfo] = []
+        #: During a scheduling cycle: each candidate's ordering key, evicted flag and flavor-resources, by
+        #: Info (see :meth:`static`), and which Infos read each object (for :meth:`forget_object`).
+        self._static: dict[int, tuple[WorkloadInfo, _Static]] | None = None
+        self._static_by_obj: dict[int, list[int]] = {}
+        #: While nothing changes (:meth:`freeze`): classic preemption's targets per (preemptor, ClusterQueue,
+        #: usage, resources), as the flavor assigner's oracle and the nomination that follows ask the same
+        #: question of the same state; and another ClusterQueue's candidates for preemptors that classify
+        #: them alike (:meth:`_CandidateIterator._from_other_cq`).
+        self._frozen = False
+        self._targets: dict[tuple[Any, ...], tuple[WorkloadInfo, list[Target]]] = {}
+        self._others: dict[tuple[Any, ...], list[_Candidate]] = {}
+
+    # ---- per-cycle memo ----------------------------------------------------------------------------
+    def begin_cycle(self) -> None:
+        """A scheduling cycle starts: :meth:`static` keeps what it reads until :meth:`end_cycle`. Within a
+        cycle the clock stands still, and an admitted workload's conditions change only where the engine
+        evicts or admits it, which calls :meth:`forget_object`."""
+        self._static = {}
+        self._static_by_obj = {}
+
+    def end_cycle(self) -> None:
+        self._static = None
+        self._static_by_obj = {}
+
+    def forget_object(self, obj: Any) -> None:
+        """``obj``'s conditions are about to change: what :meth:`static` read of it is stale."""
+        if self._static is not None:
+            for info_id in self._static_by_obj.pop(id(obj), ()):
+                self._static.pop(info_id, None)
+
+    def freeze(self) -> None:
+        """Neither usage nor workloads change until :meth:`thaw` (the scheduler's nominate phase, which
+        writes nothing, or the search for an assignment): preemption answers are kept until then."""
+        self._frozen = True
+        self._targets = {}
+        self._others = {}
+
+    def thaw(self) -> None:
+        self._frozen = False
+        self._targets = {}
+        self._others = {}
+
+    def static(self, info: WorkloadInfo) -> _Static:
+        """What a candidate's ordering needs and no preemptor changes: ``CandidatesOrdering``'s key without
+        its "same ClusterQueue" part (constant within each group of candidates), whether it is being
+        evicted, and the flavor-resources it uses."""
+        memo = self._static
+        if memo is not None:
+            hit = memo.get(id(info))
+            if hit is not None and hit[0] is info:
+                return hit[1]
+        evicted = is_evicted(info.obj)
+        data = ((not evicted, info.priority, -self.quota_reservation_time(info), info.uid), evicted,
+                frozenset((flavor, resource) for podset in info.podsets if podset.flavors
+                          for resource, flavor in podset.flavors.items()))
+        if memo is not None:
+            memo[id(info)] = (info, data)
+            self._static_by_obj.setdefault(id(info.obj), []).append(id(info))
+        return data
 
     # ---- simulated removal -------------------------------------------------------------------------
     def remove(self, info: WorkloadInfo) -> None:
         state = self.cache.cluster_queues.get(info.cluster_queue)
         if state is not None:
             remove_usage_map(state.node, info.usage())
-            for tas in self.cache._tas_of(state, info):
-                tas.remove_workload(info)
+            if state.tas_flavors:
+                for tas in self.cache._tas_of(state, info):
+                    tas.remove_workload(info)
 
     def add(self, info: WorkloadInfo) -> None:
         state = self.cache.cluster_queues.get(info.cluster_queue)
         if state is not None:
             add_usage_map(state.node, info.usage())
-            for tas in self.cache._tas_of(state, info):
-                tas.add_workload(info)
+            if state.tas_flavors:
+                for tas in self.cache._tas_of(state, info):
+                    tas.add_workload(info)
 
     def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
         """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
@@ -173,7 +238,15 @@ class Preemptor:
         ctx = _Context(info, cq, usage, frs_need_preemption, tas_requests)
         if self.fair_sharing is not None:
             return self.fair_sharing.preemptions(self, ctx)
-        return self._classical(ctx)
+        if not self._frozen or tas_requests is not None:
+            return self._classical(ctx)
+        key = (id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption))
+        hit = self._targets.get(key)
+        if hit is not None and hit[0] is info:
+            return list(hit[1])
+        targets = self._classical(ctx)
+        self._targets[key] = (info, list(targets))
+        return targets
 
     def simulate(self, info: WorkloadInfo, cq: ClusterQueueState, fr: FlavorResource, quantity: int) -> tuple[int, int]:
         """``PreemptionOracle.SimulatePreemption``: (NoCandidates|Preempt|Reclaim, borrowing level after)."""
@@ -266,6 +339,13 @@ class _Candidate:
     info: WorkloadInfo
     lca: ResourceNode | None
     variant: int
+    key: tuple[Any, ...]
+    evicted: bool
+
+
+def _by_key(candidate: _Candidate) -> tuple[Any, ...]:
+    return candidate.key
+
 
 
 class _CandidateIterator:
@@ -274,15 +354,15 @@ class _CandidateIterator:
     def __init__(self, preemptor: Preemptor, ctx: _Context) -> None:
         self.preemptor = preemptor
         self.ctx = ctx
+        self.static = preemptor.static
         same_queue = self._same_queue_candidates()
         hierarchy, priority = self._hierarchical_candidates()
-        key = preemptor.candidates_key(ctx.cq.name)
+        # CandidatesOrdering within each group: its "same ClusterQueue" part is the same for all members.
         for group in (same_queue, hierarchy, priority):
-            group.sort(key=lambda c: key(c.info))
+            group.sort(key=_by_key)
         ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
-        evicted_flags = [is_evicted(c.info.obj) for c in ordered]  # once per candidate (a Cohort holds hundreds)
-        evicted = [c for c, flag in zip(ordered, evicted_flags, strict=True) if flag]
-        rest = [c for c, flag in zip(ordered, evicted_flags, strict=True) if not flag]
+        evicted = [c for c in ordered if c.evicted]
+        rest = [c for c in ordered if not c.evicted]
         self.candidates = evicted + rest
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy
@@ -316,10 +396,10 @@ class _CandidateIterator:
                 return False
         return True
 
-    def _variant(self, info: WorkloadInfo, advantage: bool) -> int:
-        """``classifyPreemptionVariant``."""
+    def _variant(self, info: WorkloadInfo, advantage: bool, uses: bool) -> int:
+        """``classifyPreemptionVariant`` (``uses``: :func:`uses_resources`)."""
         ctx = self.ctx
-        if not uses_resources(info, ctx.frs):
+        if not uses:
             return V_NEVER
         preemption = ctx.cq.spec.preemption
         policy = preemption.within_cluster_queue if info.cluster_queue == ctx.cq.name else preemption.reclaim_within_cohort
@@ -338,10 +418,12 @@ class _CandidateIterator:
 
     def _from_cq(self, state: ClusterQueueState, lca: ResourceNode | None, advantage: bool) -> list[_Candidate]:
         out = []
+        frs, static = self.ctx.frs, self.static
         for info in state.workloads.values():
-            variant = self._variant(info, advantage)
+            key, evicted, used = static(info)
+            variant = self._variant(info, advantage, not frs.isdisjoint(used))
             if variant != V_NEVER:
-                out.append(_Candidate(info, lca, variant))
+                out.append(_Candidate(info, lca, variant, key, evicted))
         return out
 
     def _same_queue_candidates(self) -> list[_Candidate]:
@@ -378,5 +460,25 @@ class _CandidateIterator:
             if not is_within_nominal(child, self.ctx.frs):
                 state = self.preemptor.cache.cluster_queues.get(child.name)
                 if state is not None:
-                    out.extend(self._from_cq(state, subtree_root, advantage))
+                    out.extend(self._from_other_cq(state, subtree_root, advantage))
+
+    def _from_other_cq(self, state: ClusterQueueState, lca: ResourceNode, advantage: bool) -> list[_Candidate]:
+        """:meth:`_from_cq` for a ClusterQueue other than the preemptor's: while the preemptor is frozen (no
+        workload changes), preemptors with the same priority, resources and cohort policies get the same
+        list (``classifyPreemptionVariant`` reads nothing else of them; the timestamp only for
+        LowerOrNewerEqualPriority)."""
+        preemptor = self.preemptor
+        if not preemptor._frozen:
+            return self._from_cq(state, lca, advantage)
+        ctx = self.ctx
+        preemption = ctx.cq.spec.preemption
+        policy = preemption.reclaim_within_cohort
+        key = (state.name, lca, advantage, frozenset(ctx.frs), ctx.info.priority, policy,
+               preemptor.order_ts(ctx.info) if policy == names.LOWER_OR_NEWER_EQUAL_PRIORITY else None,
+               preemption.borrow_within_cohort, preemption.max_priority_threshold,
+               ctx.cq.name if state.name == ctx.cq.name else None)
+        found = preemptor._others.get(key)
+        if found is None:
+            found = preemptor._others[key] = self._from_cq(state, lca, advantage)
+        return found
 

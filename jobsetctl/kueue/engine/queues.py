@@ -16,13 +16,19 @@ Inadmissible workloads return to their heap when quota may have freed up: a work
 ClusterQueue or Cohort tree finishes, is evicted or is deleted (``QueueAssociatedInadmissibleWorkloadsAfter``),
 or a ClusterQueue, Cohort or ResourceFlavor changes. Like upstream's requeuer, the move happens one
 ``requeueBatchPeriod`` (1 s) after the first notification, once per Cohort tree.
+
+Upstream moves each workload; here the pending workloads of a ClusterQueue sit in buckets per scheduling
+hash and side (:class:`_Bucket`), each with its own heap, so that a bulk move and a retry move whole
+buckets (a BestEffortFIFO queue of the performance test sends hundreds back and forth per retry). The
+queue order is total (priority, timestamp, UID), so which bucket an entry waits in changes no pop; a
+workload's queue-order key and backoff state are still read when it turns active, as upstream reads them.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +48,9 @@ REASON_PREEMPTION_FAILED = "PreemptionFailed"
 REASON_NO_FIT = "NoFit"
 REASON_PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
 
+#: ``WorkloadInfo._backoff`` of a workload that is neither waiting for a requeue nor deactivated by one.
+_NO_BACKOFF = (False, None)
+
 
 @dataclass(slots=True)
 class Head:
@@ -52,28 +61,94 @@ class Head:
     is_preemptor: bool = False
 
 
+@dataclass(slots=True, eq=False)
+class _Bucket:
+    """The pending workloads of one ClusterQueue with one scheduling hash on one side (active or
+    inadmissible), with their own heap: a bulk move of the hash (``handleInadmissibleHash``) or a retry of
+    the inadmissible workloads (``QueueInadmissibleWorkloads``) moves the bucket, not its members, one
+    by one. The queue order is total (priority, timestamp, UID), so where an entry waits changes no pop."""
+
+    digest: str
+    active: bool
+    #: key -> heap entry (-priority, timestamp, uid, seq, key), for the members with a queue-order key.
+    entries: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    infos: dict[str, WorkloadInfo] = field(default_factory=dict)
+    heap: list[tuple[Any, ...]] = field(default_factory=list)
+    #: Members whose backoff state was not known to be "none" when they came in: a retry looks at each of them.
+    slow: set[str] = field(default_factory=set)
+    #: Members without a queue-order key yet (inadmissible ones get theirs when they turn active).
+    unkeyed: set[str] = field(default_factory=set)
+    namespaces: dict[str, int] = field(default_factory=dict)
+
+    def head(self) -> tuple[Any, ...] | None:
+        heap, entries = self.heap, self.entries
+        while heap:
+            entry = heap[0]
+            if entries.get(entry[-1]) is entry:
+                return entry
+            heapq.heappop(heap)
+        return None
+
+
+class _SideView(Mapping[str, WorkloadInfo]):
+    """The active or the inadmissible workloads of a ClusterQueue, as a read-only mapping."""
+
+    __slots__ = ("_active", "_cq")
+
+    def __init__(self, cq: PendingClusterQueue, active: bool) -> None:
+        self._cq, self._active = cq, active
+
+    def __getitem__(self, key: str) -> WorkloadInfo:
+        bucket = self._cq.where.get(key)
+        if bucket is None or bucket.active is not self._active:
+            raise KeyError(key)
+        return bucket.infos[key]
+
+    def __contains__(self, key: object) -> bool:
+        bucket = self._cq.where.get(key)  # type: ignore[call-overload]
+        return bucket is not None and bucket.active is self._active
+
+    def __iter__(self) -> Iterator[str]:
+        side = self._cq.act if self._active else self._cq.inad
+        for bucket in list(side.values()):
+            yield from list(bucket.infos)
+
+    def __len__(self) -> int:
+        side = self._cq.act if self._active else self._cq.inad
+        return sum(len(b.infos) for b in side.values())
+
+
 @dataclass(slots=True)
 class PendingClusterQueue:
     name: str
     strategy: str
     namespace_selector: LabelSelector | None
-    #: key -> (heap entry); the heap holds (-priority, timestamp, uid, seq, key) and is cleaned lazily.
-    active: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    infos: dict[str, WorkloadInfo] = field(default_factory=dict)
-    heap: list[tuple[Any, ...]] = field(default_factory=list)
-    inadmissible: dict[str, WorkloadInfo] = field(default_factory=dict)
+    #: Buckets by scheduling hash ("" for workloads without one), active and inadmissible; each pending key's bucket.
+    act: dict[str, _Bucket] = field(default_factory=dict)
+    inad: dict[str, _Bucket] = field(default_factory=dict)
+    where: dict[str, _Bucket] = field(default_factory=dict)
+    #: (head entry, bucket) of every active bucket (and stale pairs, dropped lazily): the pop order.
+    top: list[tuple[tuple[Any, ...], _Bucket]] = field(default_factory=list)
     inflight: str | None = None
     pop_cycle: int = 0
     queue_inadmissible_cycle: int = -1
     bulk_moved: dict[str, str] = field(default_factory=dict)
     #: The workload whose preemptions are in progress: (key, sticky, generation).
     preemptor: tuple[str, bool, int] | None = None
-    #: Active workloads by scheduling hash (for bulk moves), and each active key's hash.
-    by_hash: dict[str, set[str]] = field(default_factory=dict)
-    hash_of: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def active(self) -> _SideView:
+        return _SideView(self, True)
+
+    @property
+    def inadmissible(self) -> _SideView:
+        return _SideView(self, False)
+
+    def has_active(self) -> bool:
+        return any(b.entries for b in self.act.values())
 
     def has(self, key: str) -> bool:
-        return key in self.active or key in self.inadmissible or key == self.inflight
+        return key in self.where or key == self.inflight
 
 
 class QueueManager:
@@ -129,7 +204,7 @@ class QueueManager:
         else:
             cq.strategy, cq.namespace_selector = strategy, selector
         self.notify_retry_inadmissible({name})
-        if cq.active:
+        if cq.has_active():
             self.on_broadcast()
 
     def delete_cluster_queue(self, name: str) -> None:
@@ -166,73 +241,172 @@ class QueueManager:
     def local_queue_exists(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self.local_queues
 
-    # ---- heap primitives ---------------------------------------------------------------------------
-    def _push(self, cq: PendingClusterQueue, info: WorkloadInfo, *, heapify_later: bool = False) -> None:
+    # ---- bucket primitives -------------------------------------------------------------------------
+    def _entry(self, info: WorkloadInfo) -> tuple[Any, ...]:
+        return (*self._sort_key(info), next(self._seq), info.key)
+
+    def _bucket(self, cq: PendingClusterQueue, digest: str, active: bool) -> _Bucket:
+        side = cq.act if active else cq.inad
+        bucket = side.get(digest)
+        if bucket is None:
+            bucket = side[digest] = _Bucket(digest, active)
+        return bucket
+
+    def _add(self, cq: PendingClusterQueue, bucket: _Bucket, info: WorkloadInfo,
+             entry: tuple[Any, ...] | None) -> None:
+        """Put ``info`` (not pending in ``cq``) into ``bucket``; an active bucket needs its entry."""
         key = info.key
-        entry = (*self._sort_key(info), next(self._seq), key)
-        if key in cq.active:
-            self._remove_active(cq, key)
-        cq.active[key] = entry
-        cq.infos[key] = info
-        if info.scheduling_hash:
-            cq.hash_of[key] = info.scheduling_hash
-            cq.by_hash.setdefault(info.scheduling_hash, set()).add(key)
-        if heapify_later:
-            cq.heap.append(entry)
+        bucket.infos[key] = info
+        cq.where[key] = bucket
+        if info._backoff != _NO_BACKOFF:
+            bucket.slow.add(key)
+        bucket.namespaces[info.namespace] = bucket.namespaces.get(info.namespace, 0) + 1
+        if entry is None and info._order_key is not None:
+            entry = (*info._order_key, next(self._seq), key)
+        if entry is None:
+            bucket.unkeyed.add(key)
         else:
-            heapq.heappush(cq.heap, entry)
+            bucket.entries[key] = entry
+            heapq.heappush(bucket.heap, entry)
+            if bucket.active and bucket.head() is entry:
+                heapq.heappush(cq.top, (entry, bucket))
+                self._trim_top(cq)
+
+    def _take(self, cq: PendingClusterQueue, key: str) -> WorkloadInfo | None:
+        """Remove a pending key from its bucket; returns its info."""
+        bucket = cq.where.pop(key, None)
+        if bucket is None:
+            return None
+        info = bucket.infos.pop(key)
+        bucket.slow.discard(key)
+        bucket.unkeyed.discard(key)
+        count = bucket.namespaces[info.namespace] - 1
+        if count:
+            bucket.namespaces[info.namespace] = count
+        else:
+            del bucket.namespaces[info.namespace]
+        was_head = bucket.active and bucket.head() is bucket.entries.get(key)
+        entry = bucket.entries.pop(key, None)
+        if not bucket.infos:
+            side = cq.act if bucket.active else cq.inad
+            if side.get(bucket.digest) is bucket:
+                del side[bucket.digest]
+            bucket.heap.clear()
+            bucket.entries.clear()
+            return info
+        if entry is not None:
+            if len(bucket.heap) > 2 * len(bucket.entries) + 64:
+                bucket.heap = list(bucket.entries.values())
+                heapq.heapify(bucket.heap)
+            if was_head:
+                head = bucket.head()
+                if head is not None:
+                    heapq.heappush(cq.top, (head, bucket))
+                    self._trim_top(cq)
+        return info
+
+    def _trim_top(self, cq: PendingClusterQueue) -> None:
+        """The pop order drops stale pairs lazily; rebuild it when they outnumber the active buckets."""
+        if len(cq.top) > 2 * len(cq.act) + 64:
+            top = []
+            for bucket in cq.act.values():
+                head = bucket.head()
+                if head is not None:
+                    top.append((head, bucket))
+            heapq.heapify(top)
+            cq.top = top
+
+    def _activate(self, cq: PendingClusterQueue, bucket: _Bucket) -> None:
+        """An inadmissible bucket (already out of ``cq.inad``) joins the active side: the members get their
+        queue-order keys now (as moving each of them would), then it merges with the active bucket of its hash."""
+        if bucket.unkeyed:
+            entries, heap, infos = bucket.entries, bucket.heap, bucket.infos
+            for key in bucket.unkeyed:
+                entry = entries[key] = self._entry(infos[key])
+                heapq.heappush(heap, entry)
+            bucket.unkeyed = set()
+        bucket.active = True
+        self._merge(cq, bucket, cq.act)
+        head = cq.act[bucket.digest].head()
+        if head is not None:
+            heapq.heappush(cq.top, (head, cq.act[bucket.digest]))
+            self._trim_top(cq)
+
+    def _merge(self, cq: PendingClusterQueue, bucket: _Bucket, side: dict[str, _Bucket]) -> None:
+        """``bucket`` (in no side dict, flagged for ``side``) joins ``side``: the smaller bucket's members
+        move into the larger one."""
+        other = side.get(bucket.digest)
+        if other is None:
+            side[bucket.digest] = bucket
+            return
+        big, small = (bucket, other) if len(bucket.infos) >= len(other.infos) else (other, bucket)
+        big.active = side is cq.act
+        side[bucket.digest] = big
+        where, entries, infos, namespaces, heap = cq.where, big.entries, big.infos, big.namespaces, big.heap
+        for key, info in small.infos.items():
+            infos[key] = info
+            where[key] = big
+            namespaces[info.namespace] = namespaces.get(info.namespace, 0) + 1
+        entries.update(small.entries)
+        if len(small.entries) * 8 > len(heap):
+            heap.extend(small.entries.values())
+            heapq.heapify(heap)
+        else:
+            for entry in small.entries.values():
+                heapq.heappush(heap, entry)
+        big.slow |= small.slow
+        big.unkeyed |= small.unkeyed
+        small.infos, small.entries, small.heap, small.namespaces, small.slow = {}, {}, [], {}, set()
+        small.unkeyed = set()
+
+    # ---- queue primitives --------------------------------------------------------------------------
+    def _push(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
+        """Into the active side (replacing the key's active version)."""
+        key = info.key
+        bucket = cq.where.get(key)
+        if bucket is not None and bucket.active:
+            self._take(cq, key)
+        self._add(cq, self._bucket(cq, info.scheduling_hash, True), info, self._entry(info))
 
     def _push_active_if_not_present(self, cq: PendingClusterQueue, info: WorkloadInfo) -> bool:
-        if info.key == cq.inflight or info.key in cq.inadmissible or info.key in cq.active:
+        if info.key == cq.inflight or info.key in cq.where:
             return False
         self._push(cq, info)
         return True
 
     def _remove_active(self, cq: PendingClusterQueue, key: str) -> None:
-        if cq.active.pop(key, None) is not None:
-            cq.infos.pop(key, None)
-            digest = cq.hash_of.pop(key, None)
-            if digest is not None:
-                members = cq.by_hash.get(digest)
-                if members is not None:
-                    members.discard(key)
-                    if not members:
-                        del cq.by_hash[digest]
-            # The heap drops removed entries lazily; rebuild it when they outnumber the live ones.
-            if len(cq.heap) > 2 * len(cq.active) + 64:
-                cq.heap = list(cq.active.values())
-                heapq.heapify(cq.heap)
+        bucket = cq.where.get(key)
+        if bucket is not None and bucket.active:
+            self._take(cq, key)
+
+    def _set_inadmissible(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
+        """``inadmissibleWorkloads[key] = info`` (the key is not pending in ``cq``)."""
+        self._add(cq, self._bucket(cq, info.scheduling_hash, False), info, None)
 
     def _pop(self, cq: PendingClusterQueue) -> WorkloadInfo | None:
-        if cq.preemptor is not None and cq.preemptor[1] and cq.preemptor[0] in cq.active:
-            key = cq.preemptor[0]
-            info = cq.infos[key]
-            self._remove_active(cq, key)
-            return info
-        while cq.heap:
-            entry = heapq.heappop(cq.heap)
+        if cq.preemptor is not None and cq.preemptor[1]:
+            bucket = cq.where.get(cq.preemptor[0])
+            if bucket is not None and bucket.active:
+                return self._take(cq, cq.preemptor[0])
+        top = cq.top
+        while top:
+            entry, bucket = heapq.heappop(top)
             key = entry[-1]
-            if cq.active.get(key) is entry:
-                info = cq.infos[key]
-                self._remove_active(cq, key)
-                return info
+            if bucket.active and bucket.entries.get(key) is entry:
+                return self._take(cq, key)
         return None
 
-    def _move_to_inadmissible(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
-        self._remove_active(cq, info.key)
-        cq.inadmissible[info.key] = info
-
-    def _move_to_active(self, cq: PendingClusterQueue, key: str, *, heapify_later: bool = False) -> bool:
-        info = cq.inadmissible.get(key)
-        if info is None or key in cq.active:
+    def _move_to_active(self, cq: PendingClusterQueue, key: str) -> bool:
+        bucket = cq.where.get(key)
+        if bucket is None or bucket.active:
             return False
-        del cq.inadmissible[key]
-        self._push(cq, info, heapify_later=heapify_later)
+        info = self._take(cq, key)
+        assert info is not None
+        self._push(cq, info)
         return True
 
     def _delete_from_cq(self, cq: PendingClusterQueue, key: str) -> None:
-        cq.inadmissible.pop(key, None)
-        self._remove_active(cq, key)
+        self._take(cq, key)
         if cq.inflight == key:
             cq.inflight = None
         if cq.preemptor is not None and cq.preemptor[0] == key:
@@ -281,25 +455,29 @@ class QueueManager:
         cq = self.cluster_queues.get(self.local_queues.get(lq_key, ""))
         if cq is None:
             return None
-        return cq.infos.get(key) or cq.inadmissible.get(key)
+        bucket = cq.where.get(key)
+        return bucket.infos.get(key) if bucket is not None else None
 
     def _push_or_update(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
         """``ClusterQueue.PushOrUpdate``."""
         key = info.key
         if cq.inflight == key:
             return
-        old = cq.inadmissible.get(key)
-        if old is not None:
+        bucket = cq.where.get(key)
+        if bucket is not None and not bucket.active:
+            old = self._take(cq, key)
+            assert old is not None
             if _same_for_queueing(old, info):
-                cq.inadmissible[key] = info
+                self._set_inadmissible(cq, info)
                 return
-            del cq.inadmissible[key]
-        if key not in cq.active and not self.backoff_expired(info):
-            cq.inadmissible[key] = info
+            bucket = None
+        is_active = bucket is not None
+        if not is_active and not self.backoff_expired(info):
+            self._set_inadmissible(cq, info)
             return
-        if (cq.strategy == names.BEST_EFFORT_FIFO and key not in cq.active and info.scheduling_hash
+        if (cq.strategy == names.BEST_EFFORT_FIFO and not is_active and info.scheduling_hash
                 and info.scheduling_hash in cq.bulk_moved):
-            cq.inadmissible[key] = info
+            self._set_inadmissible(cq, info)
             return
         self._remove_active(cq, key)
         self._push(cq, info)
@@ -380,12 +558,13 @@ class QueueManager:
             cq.inflight = None
         pending_flavors = info.last_assignment is not None and info.last_assignment.pending_flavors()
         if self.backoff_expired(info) and (immediate or cq.queue_inadmissible_cycle >= cq.pop_cycle or pending_flavors):
-            if key in cq.inadmissible:
+            bucket = cq.where.get(key)
+            if bucket is not None and not bucket.active:
                 return self._move_to_active(cq, key)
             return self._push_active_if_not_present(cq, info)
-        if key in cq.inadmissible or key in cq.active:
+        if key in cq.where:
             return False
-        cq.inadmissible[key] = info
+        self._set_inadmissible(cq, info)
         if (self.equivalence_hashing and info.scheduling_hash and cq.strategy == names.BEST_EFFORT_FIFO
                 and reason in (REASON_NO_FIT, REASON_PREEMPTION_NO_CANDIDATES)):
             cq.bulk_moved[info.scheduling_hash] = quota_reserved_reason or names.PENDING_EVALUATION
@@ -393,21 +572,13 @@ class QueueManager:
         return True
 
     def _move_equivalent_to_inadmissible(self, cq: PendingClusterQueue, digest: str) -> None:
-        """:meth:`_move_to_inadmissible` for every active workload with this scheduling hash, as one
-        batch: a BestEffortFIFO ClusterQueue moves hundreds back after each retry of its inadmissible
-        workloads (every member of ``by_hash`` is active, so each one leaves ``active`` here)."""
-        members = cq.by_hash.pop(digest, None)
-        if not members:
+        """``handleInadmissibleHash``: every active workload with this scheduling hash becomes inadmissible,
+        as one bucket."""
+        bucket = cq.act.pop(digest, None)
+        if bucket is None:
             return
-        active, infos, hash_of, inadmissible = cq.active, cq.infos, cq.hash_of, cq.inadmissible
-        for key in list(members):
-            del active[key]
-            hash_of.pop(key, None)
-            inadmissible[key] = infos.pop(key)
-        # The heap drops removed entries lazily; rebuild it when they outnumber the live ones.
-        if len(cq.heap) > 2 * len(active) + 64:
-            cq.heap = list(active.values())
-            heapq.heapify(cq.heap)
+        bucket.active = False
+        self._merge(cq, bucket, cq.inad)
 
     def no_fit_reason(self, info: WorkloadInfo) -> str | None:
         """``GetNoFitReason``: the reason an equivalent workload was bulk-moved for."""
@@ -432,8 +603,23 @@ class QueueManager:
         :meth:`queue_inadmissible`."""
         self.requests.update(cq_names)
 
+    def _namespace_check(self, selector: LabelSelector | None) -> Callable[[str], bool]:
+        """Whether a namespace matches a ClusterQueue's selector, each namespace looked up once."""
+        eligible: dict[str, bool] = {}
+
+        def namespace_ok(namespace: str) -> bool:
+            ok = eligible.get(namespace)
+            if ok is None:
+                labels = self.namespace_labels(namespace)
+                ok = eligible[namespace] = labels is not None and selector is not None and selector.matches(labels)
+            return ok
+        return namespace_ok
+
     def queue_inadmissible(self, cq_names: Iterable[str]) -> int:
-        """``queueInadmissibleWorkloads`` for each ClusterQueue; returns how many moved."""
+        """``queueInadmissibleWorkloads`` for each ClusterQueue; returns how many moved.
+
+        A bucket whose members all pass (namespace selector, no backoff) moves as a whole; otherwise each
+        member is looked at, as upstream does."""
         moved = 0
         for name in cq_names:
             cq = self.cluster_queues.get(name)
@@ -441,41 +627,23 @@ class QueueManager:
                 continue
             cq.queue_inadmissible_cycle = cq.pop_cycle
             cq.bulk_moved.clear()
-            if not cq.inadmissible:
+            if not cq.inad:
                 continue
-            selector = cq.namespace_selector
-            eligible: dict[str, bool] = {}
-            batch = 0
-            # _move_to_active(heapify_later=True) inlined: this loop moves every inadmissible workload of
-            # the ClusterQueue, hundreds per retry.
-            active, infos, hash_of, by_hash, heap = cq.active, cq.infos, cq.hash_of, cq.by_hash, cq.heap
-            inadmissible, seq, sort_key, backoff_expired = cq.inadmissible, self._seq, self._sort_key, self.backoff_expired
-            for key, info in list(inadmissible.items()):
-                ok = eligible.get(info.namespace)
-                if ok is None:
-                    labels = self.namespace_labels(info.namespace)
-                    ok = eligible[info.namespace] = labels is not None and selector is not None and selector.matches(labels)
-                if not ok or key in active:
+            namespace_ok = self._namespace_check(cq.namespace_selector)
+            for bucket in list(cq.inad.values()):
+                if not bucket.slow and all(namespace_ok(ns) for ns in bucket.namespaces):
+                    del cq.inad[bucket.digest]
+                    moved += len(bucket.infos)
+                    self._activate(cq, bucket)
                     continue
-                backoff = info._backoff  # backoff_expired's cached state, read inline
-                if backoff is None or (not backoff[0] and backoff[1] is not None):
-                    if not backoff_expired(info):
+                for key, info in list(bucket.infos.items()):
+                    if not namespace_ok(info.namespace) or not self.backoff_expired(info):
                         continue
-                elif backoff[0]:
-                    continue
-                del inadmissible[key]
-                order = info._order_key
-                entry = (*(sort_key(info) if order is None else order), next(seq), key)
-                active[key] = entry
-                infos[key] = info
-                if info.scheduling_hash:
-                    hash_of[key] = info.scheduling_hash
-                    by_hash.setdefault(info.scheduling_hash, set()).add(key)
-                heap.append(entry)
-                batch += 1
-            if batch:
-                heapq.heapify(cq.heap)
-                moved += batch
+                    self._take(cq, key)
+                    self._push(cq, info)
+                    moved += 1
+                # What stays has had its backoff state read now.
+                bucket.slow = {key for key, info in bucket.infos.items() if info._backoff != _NO_BACKOFF}
         if moved:
             self.on_broadcast()
         return moved
@@ -486,15 +654,14 @@ class QueueManager:
         cq = self.cluster_queues.get(cq_name)
         if cq is None:
             return []
-        infos = list(cq.infos.values()) + list(cq.inadmissible.values())
+        infos = [info for side in (cq.act, cq.inad) for bucket in side.values() for info in bucket.infos.values()]
         return sorted(infos, key=self._sort_key)
 
     def dump(self) -> dict[str, list[str]]:
-        out = {name: sorted(cq.active) for name, cq in self.cluster_queues.items() if cq.active}
-        return out
+        return {name: sorted(cq.active) for name, cq in self.cluster_queues.items() if cq.has_active()}
 
     def dump_inadmissible(self) -> dict[str, list[str]]:
-        return {name: sorted(cq.inadmissible) for name, cq in self.cluster_queues.items() if cq.inadmissible}
+        return {name: sorted(cq.inadmissible) for name, cq in self.cluster_queues.items() if cq.inad}
 
     def position(self, info: WorkloadInfo) -> tuple[int, int] | None:
         """Position (1-based) of a pending workload among its ClusterQueue's pending workloads."""

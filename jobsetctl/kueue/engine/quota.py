@@ -197,7 +197,11 @@ def quantities_fit_in_quota(node: ResourceNode, requests: Mapping[FlavorResource
 
 def is_within_nominal(node: ResourceNode, frs: Iterable[FlavorResource]) -> bool:
     """``IsWithinNominalInResources``: usage at or below the subtree quota for every given resource."""
-    return all(node.subtree_quota.get(fr, 0) >= node.usage.get(fr, 0) for fr in frs)
+    subtree_quota, usage = node.subtree_quota, node.usage
+    for fr in frs:  # noqa: SIM110 (a loop, not all(generator): asked per ClusterQueue of a Cohort per candidate)
+        if subtree_quota.get(fr, 0) < usage.get(fr, 0):
+            return False
+    return True
 
 
 def node_height(node: ResourceNode) -> int:

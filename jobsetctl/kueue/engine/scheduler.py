@@ -89,11 +89,20 @@ class Scheduler:
         self._tas_journal: list[tuple[str, list[Any]]] = []
         #: The cycle's preempted workloads' usage per Cohort root and ClusterQueue node.
         self._victim_usage: dict[Any, dict[Any, FRQuantities]] = {}
+        #: The cycle's preempted workloads' keys per Cohort root, in the order they were preempted.
+        self._victim_keys: dict[Any, list[str]] = {}
         #: A cycle blocked by waitForPodsReady.blockAdmission: the entries it has yet to process.
         self.blocked: list[Entry] | None = None
 
     # ---- the cycle ---------------------------------------------------------------------------------
     def schedule(self) -> CycleResult:
+        self.engine.preemptor.begin_cycle()
+        try:
+            return self._schedule()
+        finally:
+            self.engine.preemptor.end_cycle()
+
+    def _schedule(self) -> CycleResult:
         engine = self.engine
         result = CycleResult()
         if self.blocked is not None:
@@ -106,7 +115,12 @@ class Scheduler:
         if not heads:
             return result
         self.cycle_count += 1
-        entries, inadmissible = self._nominate(heads)
+        # Nominating writes nothing: the preemption candidates' ordering data holds for the whole phase.
+        engine.preemptor.freeze()
+        try:
+            entries, inadmissible = self._nominate(heads)
+        finally:
+            engine.preemptor.thaw()
         entries = self._order(entries)
         self._process_entries(entries, inadmissible, result)
         return result
@@ -115,6 +129,7 @@ class Scheduler:
                          resumed: bool = False) -> None:
         preempted: dict[str, WorkloadInfo] = {}
         self._victim_usage = {}
+        self._victim_keys = {}
         try:
             for index, entry in enumerate(entries):
                 blocked = self._process(entry, preempted, result)
@@ -343,16 +358,17 @@ class Scheduler:
             p.name: {r: f.name for r, f in p.flavors.items()} for p in entry.assignment.podsets}
         revert = None
         if overlap:
-            victims = list(preempted.values())
-            if not cq.tas_flavors:
+            if cq.tas_flavors:
+                victims = list(preempted.values())
+            else:
                 # Quota only: the victims of other Cohort trees change nothing for this one.
-                root = cq.node.root()
-                states = engine.cache.cluster_queues
-                victims = [v for v in victims if (s := states.get(v.cluster_queue)) is not None and s.node.root() is root]
+                victims = [preempted[key] for key in self._victim_keys.get(cq.node.root(), ())]
             revert = engine.preemptor.simulate_removal(victims)
+        engine.preemptor.freeze()  # nothing is written until the assignment is found
         try:
             entry.assignment, entry.targets = self.get_assignments(info, cq)
         finally:
+            engine.preemptor.thaw()
             if revert is not None:
                 revert()
         entry.inadmissible_msg = entry.assignment.message()
@@ -369,7 +385,9 @@ class Scheduler:
         state = self.engine.cache.cluster_queues.get(info.cluster_queue)
         if state is None:
             return
-        totals = self._victim_usage.setdefault(state.node.root(), {}).setdefault(state.node, {})
+        root = state.node.root()
+        self._victim_keys.setdefault(root, []).append(info.key)
+        totals = self._victim_usage.setdefault(root, {}).setdefault(state.node, {})
         for fr, value in info.usage().items():
             totals[fr] = totals.get(fr, 0) + value
 

@@ -301,6 +301,7 @@ class WorkloadInfo:
 
     __slots__ = (
         "_backoff",
+        "_hash_memo",
         "_order_key",
         "_per_pod_memo",
         "_podset_inputs",
@@ -364,6 +365,9 @@ class WorkloadInfo:
         else:
             self.podsets = _total_requests(obj, adm, self._per_pod_memo)
         self._podset_inputs = inputs
+        #: (spec.podSets, podsets, priority, hash) of the last scheduling hash computed, carried across versions.
+        self._hash_memo: tuple[Any, list[PodSetResources], int, str] | None = \
+            previous._hash_memo if previous is not None else None
         self.scheduling_hash = ""
         self.resource_errors: list[str] | None = None
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
@@ -405,7 +409,14 @@ class WorkloadInfo:
 
     def compute_scheduling_hash(self) -> str:
         """``computeSchedulingHash``: the scheduling-relevant shape (priority, pod specs, effective counts,
-        requests, minCount, topologyRequest) hashed; equal hashes get equal flavor-assigner results."""
+        requests, minCount, topologyRequest) hashed; equal hashes get equal flavor-assigner results.
+
+        Its inputs are replaced as a whole, never edited in place (see :meth:`update`): a version with the same
+        spec.podSets, podsets and priority as the one hashed last has the same hash."""
+        spec_podsets = _mapping(self.obj.get("spec")).get("podSets")
+        memo = self._hash_memo
+        if memo is not None and memo[0] is spec_podsets and memo[1] is self.podsets and memo[2] == self.priority:
+            return memo[3]
         shapes = []
         for index, podset in enumerate(self.spec_podsets()):
             resources = self.podsets[index] if index < len(self.podsets) else None
@@ -419,7 +430,9 @@ class WorkloadInfo:
                 "topologyRequest": podset.get("topologyRequest"),
             })
         text = json.dumps({"podSets": shapes, "priority": self.priority}, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self._hash_memo = (spec_podsets, self.podsets, self.priority, digest)
+        return digest
 
 
 def validate_resources(info: WorkloadInfo) -> list[str]:
@@ -470,7 +483,8 @@ def aggregate(errors: list[str]) -> str:
 
 
 def _same_objects(left: tuple[Any, ...], right: tuple[Any, ...]) -> bool:
-    return all(a is b for a, b in zip(left, right, strict=True))
+    """The same three objects (spec.podSets, admission, reclaimablePods), by identity."""
+    return left[0] is right[0] and left[1] is right[1] and left[2] is right[2]
 
 
 def _evicted_requeued_signatures(status: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
