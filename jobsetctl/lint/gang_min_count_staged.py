@@ -141,7 +141,9 @@ class _Tally:
     reasons: list[str] = field(default_factory=list)
 
     def add_jobset(self, js: Any, members: set[str], label: str) -> None:
-        pods = {api.rjob_name(rjob): rjob_pods(rjob) for rjob in api.replicated_jobs(js)}
+        # Only the members' pods: a JobSet of ten replicated jobs, each its own PodGroup, is tallied once per
+        # PodGroup, and counting every replicated job each time made the lint ten times its work.
+        pods = {name: rjob_pods(rjob) for rjob in api.replicated_jobs(js) if (name := api.rjob_name(rjob)) in members}
         split = coexistence(js, members)
         self.total += sum(pods[name] for name in members)
         self.up_front += sum(pods[name] for name in split.first)
