@@ -102,6 +102,9 @@ class Placer:
         self.domain_versions = DomainVersions(scheduler)
         self.domain_index = DomainIndex(self)
         self._estimates: dict[tuple[str, str, str], tuple[int, int, int, dict[str, int], dict[str, int]]] = {}
+        #: pod signature key -> node name -> (node, its version, copies that fit, requested and allocatable
+        #: amounts of the signature's resources): :meth:`domain_stats`'s per-node parts.
+        self._node_stats: dict[str, dict[str, tuple[NodeInfo, int, int, tuple[int, ...], tuple[int, ...]]]] = {}
         #: Set while workload-aware preemption places a group with its victims removed.
         self.chooser: Chooser | None = None
 
@@ -271,16 +274,32 @@ class Placer:
         s = self.s
         framework = s.framework_for(pod)
         passing = framework.static_result(CycleState(pod)).passing_names
-        capacity = 0
-        used: dict[str, int] = {}
-        allocatable: dict[str, int] = {}
         fit_count = framework.fit.fit_count
+        resources = tuple(pod.requests)
+        # A domain is recomputed whenever one of its nodes changed, but most of its nodes did not: each
+        # node's part is kept per pod signature until the node's ``version`` moves (every pod added or
+        # removed, every spec change bumps it; a re-added node is a new NodeInfo).
+        memo = self._node_stats.get(pod.static.key)
+        if memo is None:
+            memo = self._node_stats[pod.static.key] = {}
+        capacity = 0
+        requested_rows: list[tuple[int, ...]] = []
+        allocatable_rows: list[tuple[int, ...]] = []
         for node in nodes:
+            entry = memo.get(node.name)
+            if entry is None or entry[0] is not node or entry[1] != node.version:
+                requested, node_allocatable = node.requested, node.allocatable
+                entry = memo[node.name] = (
+                    node, node.version, fit_count(pod, node),
+                    tuple([requested.get(resource, 0) for resource in resources]),
+                    tuple([node_allocatable.get(resource, 0) for resource in resources]),
+                )
             if node.name in passing:
-                capacity += fit_count(pod, node)
-            for resource in pod.requests:
-                used[resource] = used.get(resource, 0) + node.requested.get(resource, 0)
-                allocatable[resource] = allocatable.get(resource, 0) + node.allocatable.get(resource, 0)
+                capacity += entry[2]
+            requested_rows.append(entry[3])
+            allocatable_rows.append(entry[4])
+        used = dict(zip(resources, map(sum, zip(*requested_rows, strict=True)), strict=True)) if requested_rows else {}
+        allocatable = dict(zip(resources, map(sum, zip(*allocatable_rows, strict=True)), strict=True)) if allocatable_rows else {}
         return capacity, used, allocatable
 
     def _estimate(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo]) -> tuple[int, float]:
