@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.domainindex import DomainIndex
 from jobsetctl.fakecluster.scheduler.interface import CycleState, Status
@@ -127,13 +127,23 @@ class Placer:
                 return quick
         result = Placement(scope=restrict)
         chooser = self.chooser
+        # Pods of one signature, scored by resource fit alone, no nominations: a usage bucket's fit and
+        # score hold for every pod of the run (see ``Framework.find_node``).
+        memo_framework = s.framework_for(pods[0]) if pods and on_fail is None and len(pods) > 1 else None
+        if memo_framework is not None and (memo_framework.profile.scorers != [memo_framework.fit]
+                                           or not self.fast_path(pods)):
+            memo_framework = None
+        bucket_memo: dict[Any, tuple[bool, int]] = {}
         for index, pod in enumerate(pods):
             framework = s.framework_for(pod)
             state = CycleState(pod, restrict=restrict, in_group_cycle=True)
             prefilter = framework.run_pre_filter(state)
             node = None
             if prefilter is None:
-                node = chooser(framework, state) if chooser is not None else framework.find_node(state)
+                if chooser is not None:
+                    node = chooser(framework, state)
+                else:
+                    node = framework.find_node(state, bucket_memo if framework is memo_framework else None)
             if node is None and on_fail is not None:
                 node = on_fail(pod, state, prefilter, result)
                 if node is not None:
