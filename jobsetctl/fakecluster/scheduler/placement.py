@@ -96,12 +96,6 @@ Chooser = Callable[["Framework", CycleState], "NodeInfo | None"]
 OnFail = Callable[[PodInfo, CycleState, "Status | None", Placement], "NodeInfo | None"]
 
 
-#: Up to this many nodes (a rack), identical pods are placed by scoring every node once
-#: (:meth:`Placer._place_identical`) even when the node set has a bucket index: cheaper than a bucket walk
-#: per pod at that size, and the same choices.
-IDENTICAL_SCAN_LIMIT = 128
-
-
 class Placer:
     def __init__(self, scheduler: Scheduler) -> None:
         self.s = scheduler
@@ -120,8 +114,8 @@ class Placer:
         """Assume pods one by one (kept in the cache: call :meth:`rollback` or bind them).
         ``stop(placed, remaining)`` ends the pass early (1.37 PlacementFeasible ``Unschedulable``)."""
         s = self.s
-        if (restrict is not None and (restrict.index is None or len(restrict.nodes) <= IDENTICAL_SCAN_LIMIT)
-                and len(pods) > 1 and on_fail is None and self.fast_path(pods)):
+        if (restrict is not None and restrict.index is None and len(pods) > 1 and on_fail is None
+                and self.fast_path(pods)):
             quick = self._place_identical(pods, restrict, stop)
             if quick is not None:
                 return quick
