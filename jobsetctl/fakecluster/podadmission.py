@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.diagnostics import Finding, Layer, Severity
 from jobsetctl.jobset import podwebhook
+from jobsetctl.jobset.api import EXCLUSIVE_TOPOLOGY_KEY
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.priority import resolve_priority
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
@@ -208,7 +209,12 @@ class _PodNameIndex:
             self._stems.setdefault(key, {})[str(_mapping(pod.get("metadata")).get("name"))] = None
 
     def _on_event(self, event: WatchEvent) -> None:
-        if event.key[:2] != ("", "Pod"):
+        if event.key[1] != "Pod" or event.key[0] != "":
+            return
+        # Every pod write comes here; only pods of exclusive placement are indexed (see ``_key``).
+        md = event.obj.get("metadata")
+        annotations = md.get("annotations") if isinstance(md, dict) else None
+        if not isinstance(annotations, dict) or not isinstance(annotations.get(EXCLUSIVE_TOPOLOGY_KEY), str):
             return
         key = self._key(event.obj)
         if key is None:

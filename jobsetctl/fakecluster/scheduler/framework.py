@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 from jobsetctl.fakecluster.scheduler.interface import (
     BindPlugin,
@@ -237,8 +238,10 @@ class Framework:
     def score(self, state: CycleState, node: NodeInfo) -> int:
         return sum(plugin.score(state, node) * plugin.weight for plugin in self.profile.scorers)
 
-    def find_node(self, state: CycleState) -> NodeInfo | None:
-        """The best feasible node, or None."""
+    def find_node(self, state: CycleState, bucket_memo: dict[Any, tuple[bool, int]] | None = None) -> NodeInfo | None:
+        """The best feasible node, or None. ``bucket_memo``: for a run of pods of one signature and this
+        framework whose only scorer is resource fit, with no nominated pods (see ``Placer.place``): a
+        bucket's (fits, score), which its key (capacity class and usage) decides, kept across the run."""
         node_set = self.candidates(state)
         if not node_set.nodes:
             return None
@@ -256,17 +259,24 @@ class Framework:
                     if value > best_score:
                         best, best_score = node, value
             return best
-        return self._bucket_walk(state, node_set, dynamic)
+        return self._bucket_walk(state, node_set, dynamic, bucket_memo)
 
-    def _bucket_walk(self, state: CycleState, node_set: NodeSet, dynamic: list[FilterPlugin]) -> NodeInfo | None:
+    def _bucket_walk(self, state: CycleState, node_set: NodeSet, dynamic: list[FilterPlugin],
+                     memo: dict[Any, tuple[bool, int]] | None = None) -> NodeInfo | None:
         assert node_set.index is not None
         pod = state.pod
         levels: dict[int, list[Bucket]] = {}
         for bucket in node_set.index.buckets.values():
-            sample = bucket.sample()
-            if not self.fit.fits(pod, sample):
+            known = memo.get(bucket.key) if memo is not None else None
+            if known is None:
+                sample = bucket.sample()
+                fits = self.fit.fits(pod, sample)
+                known = (fits, self.score(state, sample) if fits else 0)
+                if memo is not None:
+                    memo[bucket.key] = known
+            if not known[0]:
                 continue
-            levels.setdefault(self.score(state, sample), []).append(bucket)
+            levels.setdefault(known[1], []).append(bucket)
         for value in sorted(levels, reverse=True):
             buckets = levels[value]
             firsts = [b.first() for b in buckets]

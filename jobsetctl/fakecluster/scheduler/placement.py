@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.domainindex import DomainIndex
 from jobsetctl.fakecluster.scheduler.interface import CycleState, Status
@@ -102,6 +102,9 @@ class Placer:
         self.domain_versions = DomainVersions(scheduler)
         self.domain_index = DomainIndex(self)
         self._estimates: dict[tuple[str, str, str], tuple[int, int, int, dict[str, int], dict[str, int]]] = {}
+        #: pod signature key -> node name -> (node, its version, copies that fit, requested and allocatable
+        #: amounts of the signature's resources): :meth:`domain_stats`'s per-node parts.
+        self._node_stats: dict[str, dict[str, tuple[NodeInfo, int, int, tuple[int, ...], tuple[int, ...]]]] = {}
         #: Set while workload-aware preemption places a group with its victims removed.
         self.chooser: Chooser | None = None
 
@@ -118,13 +121,23 @@ class Placer:
                 return quick
         result = Placement(scope=restrict)
         chooser = self.chooser
+        # Pods of one signature, scored by resource fit alone, no nominations: a usage bucket's fit and
+        # score hold for every pod of the run (see ``Framework.find_node``).
+        memo_framework = s.framework_for(pods[0]) if pods and on_fail is None and len(pods) > 1 else None
+        if memo_framework is not None and (memo_framework.profile.scorers != [memo_framework.fit]
+                                           or not self.fast_path(pods)):
+            memo_framework = None
+        bucket_memo: dict[Any, tuple[bool, int]] = {}
         for index, pod in enumerate(pods):
             framework = s.framework_for(pod)
             state = CycleState(pod, restrict=restrict, in_group_cycle=True)
             prefilter = framework.run_pre_filter(state)
             node = None
             if prefilter is None:
-                node = chooser(framework, state) if chooser is not None else framework.find_node(state)
+                if chooser is not None:
+                    node = chooser(framework, state)
+                else:
+                    node = framework.find_node(state, bucket_memo if framework is memo_framework else None)
             if node is None and on_fail is not None:
                 node = on_fail(pod, state, prefilter, result)
                 if node is not None:
@@ -271,16 +284,32 @@ class Placer:
         s = self.s
         framework = s.framework_for(pod)
         passing = framework.static_result(CycleState(pod)).passing_names
-        capacity = 0
-        used: dict[str, int] = {}
-        allocatable: dict[str, int] = {}
         fit_count = framework.fit.fit_count
+        resources = tuple(pod.requests)
+        # A domain is recomputed whenever one of its nodes changed, but most of its nodes did not: each
+        # node's part is kept per pod signature until the node's ``version`` moves (every pod added or
+        # removed, every spec change bumps it; a re-added node is a new NodeInfo).
+        memo = self._node_stats.get(pod.static.key)
+        if memo is None:
+            memo = self._node_stats[pod.static.key] = {}
+        capacity = 0
+        requested_rows: list[tuple[int, ...]] = []
+        allocatable_rows: list[tuple[int, ...]] = []
         for node in nodes:
+            entry = memo.get(node.name)
+            if entry is None or entry[0] is not node or entry[1] != node.version:
+                requested, node_allocatable = node.requested, node.allocatable
+                entry = memo[node.name] = (
+                    node, node.version, fit_count(pod, node),
+                    tuple([requested.get(resource, 0) for resource in resources]),
+                    tuple([node_allocatable.get(resource, 0) for resource in resources]),
+                )
             if node.name in passing:
-                capacity += fit_count(pod, node)
-            for resource in pod.requests:
-                used[resource] = used.get(resource, 0) + node.requested.get(resource, 0)
-                allocatable[resource] = allocatable.get(resource, 0) + node.allocatable.get(resource, 0)
+                capacity += entry[2]
+            requested_rows.append(entry[3])
+            allocatable_rows.append(entry[4])
+        used = dict(zip(resources, map(sum, zip(*requested_rows, strict=True)), strict=True)) if requested_rows else {}
+        allocatable = dict(zip(resources, map(sum, zip(*allocatable_rows, strict=True)), strict=True)) if allocatable_rows else {}
         return capacity, used, allocatable
 
     def _estimate(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo]) -> tuple[int, float]:
