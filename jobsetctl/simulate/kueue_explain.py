@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kube.duration import format_duration
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import quantity_string
-from jobsetctl.kueue.engine.flavors import FIT, NO_FIT, PREEMPT, format_attempts
+from jobsetctl.kueue.engine.assignment import FIT, NO_FIT, PREEMPT, format_attempts
 from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition, workload_status
 
 if TYPE_CHECKING:

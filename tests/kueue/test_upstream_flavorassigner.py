@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from jobsetctl.kueue.engine.amounts import units
-from jobsetctl.kueue.engine.flavors import (
+from jobsetctl.kueue.engine.assignment import (
     DEFERRED_FIT,
     FIT,
     NO_CANDIDATES,
@@ -26,8 +26,8 @@ from jobsetctl.kueue.engine.flavors import (
     POSSIBLE_RECLAIM,
     PREEMPT,
     Assignment,
-    FlavorAssigner,
 )
+from jobsetctl.kueue.engine.flavors import FlavorAssigner
 from jobsetctl.kueue.engine.quota import add_usage_map
 from jobsetctl.kueue.engine.workload import WorkloadInfo
 from tests.kueue.upstream.harness import Harness, left_out_reason, load

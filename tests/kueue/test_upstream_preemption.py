@@ -19,12 +19,7 @@ from typing import Any
 
 import pytest
 
-from jobsetctl.kueue.engine.flavors import (
-    Assignment,
-    FlavorAssignment,
-    PodSetAssignment,
-    Status,
-)
+from jobsetctl.kueue.engine.assignment import Assignment, FlavorAssignment, PodSetAssignment, Status
 from jobsetctl.kueue.engine.workload import WorkloadInfo
 from tests.kueue.test_upstream_flavorassigner import MODES
 from tests.kueue.upstream.harness import Harness, left_out_reason, load, norm_status

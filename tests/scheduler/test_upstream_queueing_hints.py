@@ -16,6 +16,7 @@ that deliberate difference next to the upstream answer.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -179,6 +180,15 @@ def _attempts(sim: Sim, subject: str) -> list[float]:
     return [t for t, who, _ in sim.scheduler.attempt_log if who == subject]
 
 
+def _deleting(sim: Sim, name: str) -> Callable[[], None]:
+    """An action for ``sim.at``: delete the pod ``default/name`` (it must exist then)."""
+    def action() -> None:
+        obj = sim.api.get("", "Pod", "default", name)
+        assert obj is not None
+        sim.api.delete(obj)
+    return action
+
+
 @pytest.mark.parametrize("case", cases.GROUP_UPDATES, ids=lambda c: f"gangscheduling: {c.name}")
 def test_pod_group_updated(make_sim: SimFactory, case: cases.GroupUpdate) -> None:
     """1.37 ``Test_isSchedulableAfterPodGroupUpdated``: the waiting item is retried at t=10 exactly when
@@ -261,12 +271,7 @@ def test_fit_skip_queue_on_unscheduled_pod_deleted(make_sim: SimFactory) -> None
     sim.pod("p", cpu="2")
     sim.pod("q", cpu="2")
 
-    def delete() -> None:
-        obj = sim.api.get("", "Pod", "default", "q")
-        assert obj is not None
-        sim.api.delete(obj)
-
-    sim.at(10, delete)
+    sim.at(10, _deleting(sim, "q"))
     sim.run(60)
     assert _attempts(sim, "default/p") == [0]
 
@@ -282,15 +287,8 @@ def test_room_gate_differs_from_fit_queue_on_other_pod_deleted(make_sim: SimFact
     sim.pod("b", cpu="1")
     sim.pod("c", cpu="2")
 
-    def delete(name: str) -> Any:
-        def action() -> None:
-            obj = sim.api.get("", "Pod", "default", name)
-            assert obj is not None
-            sim.api.delete(obj)
-        return action
-
-    sim.at(10, delete("a"))
-    sim.at(20, delete("b"))
+    sim.at(10, _deleting(sim, "a"))
+    sim.at(20, _deleting(sim, "b"))
     sim.run(60)
     assert _attempts(sim, "default/c") == [0, 20]  # upstream: [0, 10, 20]
 
@@ -338,12 +336,7 @@ def test_a_deleted_nominated_pod_gives_its_room_back_to_lower_priority_pods(make
     sim.at(10, lambda: sim.pod("middle", cpu="2", priority="p1"))  # fits beside low, not beside the nomination
     sim.at(12, lambda: sim.pod("above", cpu="8", priority="top"))  # higher than urgent: not moved by its delete
 
-    def delete_urgent() -> None:
-        obj = sim.api.get("", "Pod", "default", "urgent")
-        assert obj is not None
-        sim.api.delete(obj)
-
-    sim.at(20, delete_urgent)
+    sim.at(20, _deleting(sim, "urgent"))
     sim.run(60)
     assert _attempts(sim, "default/middle") == [10, 20]
     assert sim.node_of("middle") == "n1"

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import resource_list_text
+from jobsetctl.kueue.engine.assignment import Assignment
 from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
-from jobsetctl.kueue.engine.flavors import Assignment
 from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
 from jobsetctl.kueue.engine.objects import local_queue_spec, topology_levels
 from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemption_message

@@ -250,7 +250,7 @@ class Preemptor:
 
     def simulate(self, info: WorkloadInfo, cq: ClusterQueueState, fr: FlavorResource, quantity: int) -> tuple[int, int]:
         """``PreemptionOracle.SimulatePreemption``: (NoCandidates|Preempt|Reclaim, borrowing level after)."""
-        from jobsetctl.kueue.engine.flavors import NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM
+        from jobsetctl.kueue.engine.assignment import NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM
 
         targets = self.get_targets(info, cq, {fr: quantity}, {fr})
         if not targets:

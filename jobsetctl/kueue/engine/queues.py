@@ -18,7 +18,7 @@ or a ClusterQueue, Cohort or ResourceFlavor changes. Like upstream's requeuer, t
 ``requeueBatchPeriod`` (1 s) after the first notification, once per Cohort tree.
 
 Upstream moves each workload; here the pending workloads of a ClusterQueue sit in buckets per scheduling
-hash and side (:class:`_Bucket`), each with its own heap, so that a bulk move and a retry move whole
+hash and side (:class:`~jobsetctl.kueue.engine.pending_queue.PendingClusterQueue`), each with its own heap, so that a bulk move and a retry move whole
 buckets (a BestEffortFIFO queue of the performance test sends hundreds back and forth per retry). The
 queue order is total (priority, timestamp, UID), so which bucket an entry waits in changes no pop; a
 workload's queue-order key and backoff state are still read when it turns active, as upstream reads them.
@@ -26,14 +26,13 @@ workload's queue-order key and backoff state are still read when it turns active
 
 from __future__ import annotations
 
-import heapq
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from jobsetctl.fakecluster.scheduler.selectors import LabelSelector
 from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.pending_queue import NO_BACKOFF, PendingClusterQueue
 from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition
 
 #: ``requeueBatchPeriod`` (inadmissible_workloads.go).
@@ -48,9 +47,6 @@ REASON_PREEMPTION_FAILED = "PreemptionFailed"
 REASON_NO_FIT = "NoFit"
 REASON_PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
 
-#: ``WorkloadInfo._backoff`` of a workload that is neither waiting for a requeue nor deactivated by one.
-_NO_BACKOFF = (False, None)
-
 
 @dataclass(slots=True)
 class Head:
@@ -59,96 +55,6 @@ class Head:
     info: WorkloadInfo
     cluster_queue: str
     is_preemptor: bool = False
-
-
-@dataclass(slots=True, eq=False)
-class _Bucket:
-    """The pending workloads of one ClusterQueue with one scheduling hash on one side (active or
-    inadmissible), with their own heap: a bulk move of the hash (``handleInadmissibleHash``) or a retry of
-    the inadmissible workloads (``QueueInadmissibleWorkloads``) moves the bucket, not its members, one
-    by one. The queue order is total (priority, timestamp, UID), so where an entry waits changes no pop."""
-
-    digest: str
-    active: bool
-    #: key -> heap entry (-priority, timestamp, uid, seq, key), for the members with a queue-order key.
-    entries: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    infos: dict[str, WorkloadInfo] = field(default_factory=dict)
-    heap: list[tuple[Any, ...]] = field(default_factory=list)
-    #: Members whose backoff state was not known to be "none" when they came in: a retry looks at each of them.
-    slow: set[str] = field(default_factory=set)
-    #: Members without a queue-order key yet (inadmissible ones get theirs when they turn active).
-    unkeyed: set[str] = field(default_factory=set)
-    namespaces: dict[str, int] = field(default_factory=dict)
-
-    def head(self) -> tuple[Any, ...] | None:
-        heap, entries = self.heap, self.entries
-        while heap:
-            entry = heap[0]
-            if entries.get(entry[-1]) is entry:
-                return entry
-            heapq.heappop(heap)
-        return None
-
-
-class _SideView(Mapping[str, WorkloadInfo]):
-    """The active or the inadmissible workloads of a ClusterQueue, as a read-only mapping."""
-
-    __slots__ = ("_active", "_cq")
-
-    def __init__(self, cq: PendingClusterQueue, active: bool) -> None:
-        self._cq, self._active = cq, active
-
-    def __getitem__(self, key: str) -> WorkloadInfo:
-        bucket = self._cq.where.get(key)
-        if bucket is None or bucket.active is not self._active:
-            raise KeyError(key)
-        return bucket.infos[key]
-
-    def __contains__(self, key: object) -> bool:
-        bucket = self._cq.where.get(key)  # type: ignore[call-overload]
-        return bucket is not None and bucket.active is self._active
-
-    def __iter__(self) -> Iterator[str]:
-        side = self._cq.act if self._active else self._cq.inad
-        for bucket in list(side.values()):
-            yield from list(bucket.infos)
-
-    def __len__(self) -> int:
-        side = self._cq.act if self._active else self._cq.inad
-        return sum(len(b.infos) for b in side.values())
-
-
-@dataclass(slots=True)
-class PendingClusterQueue:
-    name: str
-    strategy: str
-    namespace_selector: LabelSelector | None
-    #: Buckets by scheduling hash ("" for workloads without one), active and inadmissible; each pending key's bucket.
-    act: dict[str, _Bucket] = field(default_factory=dict)
-    inad: dict[str, _Bucket] = field(default_factory=dict)
-    where: dict[str, _Bucket] = field(default_factory=dict)
-    #: (head entry, bucket) of every active bucket (and stale pairs, dropped lazily): the pop order.
-    top: list[tuple[tuple[Any, ...], _Bucket]] = field(default_factory=list)
-    inflight: str | None = None
-    pop_cycle: int = 0
-    queue_inadmissible_cycle: int = -1
-    bulk_moved: dict[str, str] = field(default_factory=dict)
-    #: The workload whose preemptions are in progress: (key, sticky, generation).
-    preemptor: tuple[str, bool, int] | None = None
-
-    @property
-    def active(self) -> _SideView:
-        return _SideView(self, True)
-
-    @property
-    def inadmissible(self) -> _SideView:
-        return _SideView(self, False)
-
-    def has_active(self) -> bool:
-        return any(b.entries for b in self.act.values())
-
-    def has(self, key: str) -> bool:
-        return key in self.where or key == self.inflight
 
 
 class QueueManager:
@@ -195,12 +101,12 @@ class QueueManager:
     def add_cluster_queue(self, name: str, strategy: str, selector: LabelSelector | None) -> None:
         cq = self.cluster_queues.get(name)
         if cq is None:
-            cq = PendingClusterQueue(name, strategy, selector)
+            cq = PendingClusterQueue(name, strategy, selector, self._sort_key, self._seq)
             self.cluster_queues[name] = cq
             for lq_key, cq_name in self.local_queues.items():
                 if cq_name == name:
                     for info in self.lq_items.get(lq_key, {}).values():
-                        self._push_active_if_not_present(cq, info)
+                        cq.push_active_if_not_present(info)
         else:
             cq.strategy, cq.namespace_selector = strategy, selector
         self.notify_retry_inadmissible({name})
@@ -218,12 +124,12 @@ class QueueManager:
             old = self.cluster_queues.get(previous)
             if old is not None:
                 for wl_key in list(items):
-                    self._delete_from_cq(old, wl_key)
+                    old.delete(wl_key)
         cq = self.cluster_queues.get(cluster_queue)
         if cq is not None:
             added = False
             for info in items.values():
-                added = self._push_active_if_not_present(cq, info) or added
+                added = cq.push_active_if_not_present(info) or added
             if added:
                 self.on_broadcast()
 
@@ -231,7 +137,7 @@ class QueueManager:
         cq = self.cluster_queues.get(self.local_queues.pop(key, ""))
         for wl_key in list(self.lq_items.pop(key, {})):
             if cq is not None:
-                self._delete_from_cq(cq, wl_key)
+                cq.delete(wl_key)
             self.assigned.pop(wl_key, None)
 
     def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
@@ -240,177 +146,6 @@ class QueueManager:
 
     def local_queue_exists(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self.local_queues
-
-    # ---- bucket primitives -------------------------------------------------------------------------
-    def _entry(self, info: WorkloadInfo) -> tuple[Any, ...]:
-        return (*self._sort_key(info), next(self._seq), info.key)
-
-    def _bucket(self, cq: PendingClusterQueue, digest: str, active: bool) -> _Bucket:
-        side = cq.act if active else cq.inad
-        bucket = side.get(digest)
-        if bucket is None:
-            bucket = side[digest] = _Bucket(digest, active)
-        return bucket
-
-    def _add(self, cq: PendingClusterQueue, bucket: _Bucket, info: WorkloadInfo,
-             entry: tuple[Any, ...] | None) -> None:
-        """Put ``info`` (not pending in ``cq``) into ``bucket``; an active bucket needs its entry."""
-        key = info.key
-        bucket.infos[key] = info
-        cq.where[key] = bucket
-        if info._backoff != _NO_BACKOFF:
-            bucket.slow.add(key)
-        bucket.namespaces[info.namespace] = bucket.namespaces.get(info.namespace, 0) + 1
-        if entry is None and info._order_key is not None:
-            entry = (*info._order_key, next(self._seq), key)
-        if entry is None:
-            bucket.unkeyed.add(key)
-        else:
-            bucket.entries[key] = entry
-            heapq.heappush(bucket.heap, entry)
-            if bucket.active and bucket.head() is entry:
-                heapq.heappush(cq.top, (entry, bucket))
-                self._trim_top(cq)
-
-    def _take(self, cq: PendingClusterQueue, key: str) -> WorkloadInfo | None:
-        """Remove a pending key from its bucket; returns its info."""
-        bucket = cq.where.pop(key, None)
-        if bucket is None:
-            return None
-        info = bucket.infos.pop(key)
-        bucket.slow.discard(key)
-        bucket.unkeyed.discard(key)
-        count = bucket.namespaces[info.namespace] - 1
-        if count:
-            bucket.namespaces[info.namespace] = count
-        else:
-            del bucket.namespaces[info.namespace]
-        was_head = bucket.active and bucket.head() is bucket.entries.get(key)
-        entry = bucket.entries.pop(key, None)
-        if not bucket.infos:
-            side = cq.act if bucket.active else cq.inad
-            if side.get(bucket.digest) is bucket:
-                del side[bucket.digest]
-            bucket.heap.clear()
-            bucket.entries.clear()
-            return info
-        if entry is not None:
-            if len(bucket.heap) > 2 * len(bucket.entries) + 64:
-                bucket.heap = list(bucket.entries.values())
-                heapq.heapify(bucket.heap)
-            if was_head:
-                head = bucket.head()
-                if head is not None:
-                    heapq.heappush(cq.top, (head, bucket))
-                    self._trim_top(cq)
-        return info
-
-    def _trim_top(self, cq: PendingClusterQueue) -> None:
-        """The pop order drops stale pairs lazily; rebuild it when they outnumber the active buckets."""
-        if len(cq.top) > 2 * len(cq.act) + 64:
-            top = []
-            for bucket in cq.act.values():
-                head = bucket.head()
-                if head is not None:
-                    top.append((head, bucket))
-            heapq.heapify(top)
-            cq.top = top
-
-    def _activate(self, cq: PendingClusterQueue, bucket: _Bucket) -> None:
-        """An inadmissible bucket (already out of ``cq.inad``) joins the active side: the members get their
-        queue-order keys now (as moving each of them would), then it merges with the active bucket of its hash."""
-        if bucket.unkeyed:
-            entries, heap, infos = bucket.entries, bucket.heap, bucket.infos
-            for key in bucket.unkeyed:
-                entry = entries[key] = self._entry(infos[key])
-                heapq.heappush(heap, entry)
-            bucket.unkeyed = set()
-        bucket.active = True
-        self._merge(cq, bucket, cq.act)
-        head = cq.act[bucket.digest].head()
-        if head is not None:
-            heapq.heappush(cq.top, (head, cq.act[bucket.digest]))
-            self._trim_top(cq)
-
-    def _merge(self, cq: PendingClusterQueue, bucket: _Bucket, side: dict[str, _Bucket]) -> None:
-        """``bucket`` (in no side dict, flagged for ``side``) joins ``side``: the smaller bucket's members
-        move into the larger one."""
-        other = side.get(bucket.digest)
-        if other is None:
-            side[bucket.digest] = bucket
-            return
-        big, small = (bucket, other) if len(bucket.infos) >= len(other.infos) else (other, bucket)
-        big.active = side is cq.act
-        side[bucket.digest] = big
-        where, entries, infos, namespaces, heap = cq.where, big.entries, big.infos, big.namespaces, big.heap
-        for key, info in small.infos.items():
-            infos[key] = info
-            where[key] = big
-            namespaces[info.namespace] = namespaces.get(info.namespace, 0) + 1
-        entries.update(small.entries)
-        if len(small.entries) * 8 > len(heap):
-            heap.extend(small.entries.values())
-            heapq.heapify(heap)
-        else:
-            for entry in small.entries.values():
-                heapq.heappush(heap, entry)
-        big.slow |= small.slow
-        big.unkeyed |= small.unkeyed
-        small.infos, small.entries, small.heap, small.namespaces, small.slow = {}, {}, [], {}, set()
-        small.unkeyed = set()
-
-    # ---- queue primitives --------------------------------------------------------------------------
-    def _push(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
-        """Into the active side (replacing the key's active version)."""
-        key = info.key
-        bucket = cq.where.get(key)
-        if bucket is not None and bucket.active:
-            self._take(cq, key)
-        self._add(cq, self._bucket(cq, info.scheduling_hash, True), info, self._entry(info))
-
-    def _push_active_if_not_present(self, cq: PendingClusterQueue, info: WorkloadInfo) -> bool:
-        if info.key == cq.inflight or info.key in cq.where:
-            return False
-        self._push(cq, info)
-        return True
-
-    def _remove_active(self, cq: PendingClusterQueue, key: str) -> None:
-        bucket = cq.where.get(key)
-        if bucket is not None and bucket.active:
-            self._take(cq, key)
-
-    def _set_inadmissible(self, cq: PendingClusterQueue, info: WorkloadInfo) -> None:
-        """``inadmissibleWorkloads[key] = info`` (the key is not pending in ``cq``)."""
-        self._add(cq, self._bucket(cq, info.scheduling_hash, False), info, None)
-
-    def _pop(self, cq: PendingClusterQueue) -> WorkloadInfo | None:
-        if cq.preemptor is not None and cq.preemptor[1]:
-            bucket = cq.where.get(cq.preemptor[0])
-            if bucket is not None and bucket.active:
-                return self._take(cq, cq.preemptor[0])
-        top = cq.top
-        while top:
-            entry, bucket = heapq.heappop(top)
-            key = entry[-1]
-            if bucket.active and bucket.entries.get(key) is entry:
-                return self._take(cq, key)
-        return None
-
-    def _move_to_active(self, cq: PendingClusterQueue, key: str) -> bool:
-        bucket = cq.where.get(key)
-        if bucket is None or bucket.active:
-            return False
-        info = self._take(cq, key)
-        assert info is not None
-        self._push(cq, info)
-        return True
-
-    def _delete_from_cq(self, cq: PendingClusterQueue, key: str) -> None:
-        self._take(cq, key)
-        if cq.inflight == key:
-            cq.inflight = None
-        if cq.preemptor is not None and cq.preemptor[0] == key:
-            cq.preemptor = None
 
     # ---- workloads ---------------------------------------------------------------------------------
     def backoff_expired(self, info: WorkloadInfo) -> bool:
@@ -465,22 +200,22 @@ class QueueManager:
             return
         bucket = cq.where.get(key)
         if bucket is not None and not bucket.active:
-            old = self._take(cq, key)
+            old = cq.take(key)
             assert old is not None
             if _same_for_queueing(old, info):
-                self._set_inadmissible(cq, info)
+                cq.set_inadmissible(info)
                 return
             bucket = None
         is_active = bucket is not None
         if not is_active and not self.backoff_expired(info):
-            self._set_inadmissible(cq, info)
+            cq.set_inadmissible(info)
             return
         if (cq.strategy == names.BEST_EFFORT_FIFO and not is_active and info.scheduling_hash
                 and info.scheduling_hash in cq.bulk_moved):
-            self._set_inadmissible(cq, info)
+            cq.set_inadmissible(info)
             return
-        self._remove_active(cq, key)
-        self._push(cq, info)
+        cq.remove_active(key)
+        cq.push(info)
 
     def delete_workload(self, key: str) -> None:
         lq_key = self.assigned.get(key)
@@ -489,7 +224,7 @@ class QueueManager:
         self.lq_items.get(lq_key, {}).pop(key, None)
         cq = self.cluster_queues.get(self.local_queues.get(lq_key, ""))
         if cq is not None:
-            self._delete_from_cq(cq, key)
+            cq.delete(key)
 
     def forget_workload(self, key: str) -> None:
         self.delete_workload(key)
@@ -502,7 +237,7 @@ class QueueManager:
             if not active(name):
                 continue
             cq.pop_cycle += 1
-            info = self._pop(cq)
+            info = cq.pop()
             if info is None:
                 cq.inflight = None
                 continue
@@ -560,11 +295,11 @@ class QueueManager:
         if self.backoff_expired(info) and (immediate or cq.queue_inadmissible_cycle >= cq.pop_cycle or pending_flavors):
             bucket = cq.where.get(key)
             if bucket is not None and not bucket.active:
-                return self._move_to_active(cq, key)
-            return self._push_active_if_not_present(cq, info)
+                return cq.move_to_active(key)
+            return cq.push_active_if_not_present(info)
         if key in cq.where:
             return False
-        self._set_inadmissible(cq, info)
+        cq.set_inadmissible(info)
         if (self.equivalence_hashing and info.scheduling_hash and cq.strategy == names.BEST_EFFORT_FIFO
                 and reason in (REASON_NO_FIT, REASON_PREEMPTION_NO_CANDIDATES)):
             cq.bulk_moved[info.scheduling_hash] = quota_reserved_reason or names.PENDING_EVALUATION
@@ -578,7 +313,7 @@ class QueueManager:
         if bucket is None:
             return
         bucket.active = False
-        self._merge(cq, bucket, cq.inad)
+        cq.merge(bucket, cq.inad)
 
     def no_fit_reason(self, info: WorkloadInfo) -> str | None:
         """``GetNoFitReason``: the reason an equivalent workload was bulk-moved for."""
@@ -634,16 +369,16 @@ class QueueManager:
                 if not bucket.slow and all(namespace_ok(ns) for ns in bucket.namespaces):
                     del cq.inad[bucket.digest]
                     moved += len(bucket.infos)
-                    self._activate(cq, bucket)
+                    cq.activate(bucket)
                     continue
                 for key, info in list(bucket.infos.items()):
                     if not namespace_ok(info.namespace) or not self.backoff_expired(info):
                         continue
-                    self._take(cq, key)
-                    self._push(cq, info)
+                    cq.take(key)
+                    cq.push(info)
                     moved += 1
                 # What stays has had its backoff state read now.
-                bucket.slow = {key for key, info in bucket.infos.items() if info._backoff != _NO_BACKOFF}
+                bucket.slow = {key for key, info in bucket.infos.items() if info._backoff != NO_BACKOFF}
         if moved:
             self.on_broadcast()
         return moved

@@ -23,15 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
-from jobsetctl.kueue.engine.flavors import (
-    DEFERRED_FIT,
-    FIT,
-    NO_FIT,
-    PREEMPT,
-    Assignment,
-    FlavorAssigner,
-    format_attempts,
-)
+from jobsetctl.kueue.engine.assignment import DEFERRED_FIT, FIT, NO_FIT, PREEMPT, Assignment, format_attempts
+from jobsetctl.kueue.engine.flavors import FlavorAssigner
 from jobsetctl.kueue.engine.preemption import Target
 from jobsetctl.kueue.engine.queues import (
     REASON_FAILED_AFTER_NOMINATION,

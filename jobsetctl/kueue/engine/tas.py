@@ -55,9 +55,9 @@ from jobsetctl.kueue.engine.workload import _podset_per_pod
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.apiserver import WatchEvent
+    from jobsetctl.kueue.engine.assignment import Assignment
     from jobsetctl.kueue.engine.cache import ClusterQueueState
     from jobsetctl.kueue.engine.core import Engine
-    from jobsetctl.kueue.engine.flavors import Assignment
     from jobsetctl.kueue.engine.objects import FlavorSpec
     from jobsetctl.kueue.engine.workload import WorkloadInfo
 

@@ -16,8 +16,9 @@ from jobsetctl.kueue.engine.tas_tree import PodSetRequest
 from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
 
 if TYPE_CHECKING:
+    from jobsetctl.kueue.engine.assignment import Assignment
     from jobsetctl.kueue.engine.cache import ClusterQueueState
-    from jobsetctl.kueue.engine.flavors import Assignment, FlavorAssigner
+    from jobsetctl.kueue.engine.flavors import FlavorAssigner
     from jobsetctl.kueue.engine.objects import FlavorSpec, ResourceGroup
     from jobsetctl.kueue.engine.tas import TASManager
     from jobsetctl.kueue.engine.workload import WorkloadInfo
@@ -159,7 +160,7 @@ class TASAssigner:
 
     def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
         """The TAS step of ``assignFlavors`` once quota is assigned."""
-        from jobsetctl.kueue.engine.flavors import FIT, NO_FIT, PREEMPT
+        from jobsetctl.kueue.engine.assignment import FIT, NO_FIT, PREEMPT
 
         cq = assigner.cq
         errors: dict[str, str] = {}
@@ -209,7 +210,7 @@ class TASAssigner:
                                          targets: list[Any]) -> None:
         """``updateAssignmentForTAS``: a Preempt assignment gets the TAS placement it will have after its
         targets are gone (or, without targets, on an empty cluster, to hold the place)."""
-        from jobsetctl.kueue.engine.flavors import PREEMPT
+        from jobsetctl.kueue.engine.assignment import PREEMPT
 
         if assignment.representative_mode() != PREEMPT:
             return
