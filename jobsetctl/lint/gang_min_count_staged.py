@@ -42,10 +42,10 @@ from jobsetctl.lint.support import (
     coexistence,
     gang_members,
     group_kind,
+    jobset_pods,
     jobset_views,
     lint_doc,
     plan_of,
-    rjob_pods,
     runtime_label,
 )
 from jobsetctl.loader.objects import ObjectRecord
@@ -143,7 +143,7 @@ class _Tally:
     def add_jobset(self, js: Any, members: set[str], label: str) -> None:
         # Only the members' pods: a JobSet of ten replicated jobs, each its own PodGroup, is tallied once per
         # PodGroup, and counting every replicated job each time made the lint ten times its work.
-        pods = {name: rjob_pods(rjob) for rjob in api.replicated_jobs(js) if (name := api.rjob_name(rjob)) in members}
+        pods = jobset_pods(js)
         split = coexistence(js, members)
         self.total += sum(pods[name] for name in members)
         self.up_front += sum(pods[name] for name in split.first)

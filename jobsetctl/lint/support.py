@@ -143,6 +143,31 @@ def waits_for(js: Any) -> dict[str, set[str]]:
     return closure
 
 
+def _stages(js: Any) -> tuple[list[str], bool, dict[str, set[str]]]:
+    """A JobSet's replicated job names in spec order, whether it starts InOrder, and :func:`waits_for` (empty
+    for InOrder), once per JobSet and run: a JobSet with a PodGroup per replicated job is split into stages
+    once per PodGroup (the gang lints), and these are the same each time. Read only."""
+    cached = _STAGES.get(id(js))
+    if cached is not None and cached[0] is js:
+        return cached[1]
+    ordered = [api.rjob_name(rjob) for rjob in api.replicated_jobs(js)]
+    in_order = api.startup_order(js) == api.StartupPolicyOrder.IN_ORDER.value
+    stages = (ordered, in_order, {} if in_order else waits_for(js))
+    _STAGES[id(js)] = (js, stages)  # holding the object keeps its id from being reused
+    return stages
+
+
+def jobset_pods(js: Any) -> dict[str, int]:
+    """Replicated job name → its pods that exist at once (:func:`rjob_pods`), once per JobSet and run. Read
+    only."""
+    cached = _POD_COUNTS.get(id(js))
+    if cached is not None and cached[0] is js:
+        return cached[1]
+    pods = {api.rjob_name(rjob): rjob_pods(rjob) for rjob in api.replicated_jobs(js)}
+    _POD_COUNTS[id(js)] = (js, pods)
+    return pods
+
+
 def rjob_pods(rjob: Any) -> int:
     """Pods of one replicated job that exist at once: replicas × pods per child Job."""
     return max(0, api.replicas(rjob)) * pods_per_job(api.job_spec(rjob))
@@ -163,10 +188,10 @@ def coexistence(js: Any, members: set[str]) -> Coexistence:
     member (jobset.md §4.3 InOrder: one replicated job at a time, the next once the previous is ready;
     §4.4 dependsOn: created once every dependency is Ready/Complete). A member that waits for another
     member can only get pods after that member's pods run, i.e. after the gang was admitted."""
-    ordered = [api.rjob_name(rjob) for rjob in api.replicated_jobs(js)]
+    ordered, in_order, closure = _stages(js)
     first: list[str] = []
     waiting: dict[str, str] = {}
-    if api.startup_order(js) == api.StartupPolicyOrder.IN_ORDER.value:
+    if in_order:
         previous_member: str | None = None
         for name in ordered:
             if name not in members:
@@ -177,7 +202,6 @@ def coexistence(js: Any, members: set[str]) -> Coexistence:
             else:
                 waiting[name] = previous_member
         return Coexistence(first, waiting)
-    closure = waits_for(js)
     for name in ordered:
         if name not in members:
             continue
@@ -277,12 +301,16 @@ class TrainJobPlan:
 
 _PLANS: dict[int, tuple[Object, TrainJobPlan | None]] = {}
 _MEMO: dict[tuple[str, int], tuple[object, Any]] = {}
+_STAGES: dict[int, tuple[Any, tuple[list[str], bool, dict[str, set[str]]]]] = {}
+_POD_COUNTS: dict[int, tuple[Any, dict[str, int]]] = {}
 
 
 def clear_caches() -> None:
     """Forget the TrainJob plans and indexes of the previous run (:func:`jobsetctl.lint.run_lints` calls it)."""
     _PLANS.clear()
     _MEMO.clear()
+    _STAGES.clear()
+    _POD_COUNTS.clear()
 
 
 def memo(ctx: AdmissionContext, name: str, build: Callable[[ClusterView], T]) -> T:

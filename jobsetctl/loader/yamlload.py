@@ -506,6 +506,32 @@ def _structure_bound(text: str) -> int:
     return bound
 
 
+def _indentation_bound(text: str) -> int:
+    """An upper bound on nesting depth from columns: ``2 * (C + 1) + F``, where C is the largest column of a
+    ``-``, ``?`` or ``:`` and F the number of ``[`` and ``{`` in the text.
+
+    Why it holds (libyaml's scanner and parser, as PyYAML's pure-Python port spells them): a block collection
+    opens either where the scanner rolls its indentation (``roll_indent``: at the column of a ``-`` or a
+    ``?``, or of a simple key, which starts before its ``:`` on the same line), each open one at a strictly
+    greater column than the one it is in, so at most C + 1 of them are open at once; or as an indentless
+    sequence, which only a block mapping's key or value can be, at most one per open mapping. Flow
+    collections hold no block ones and each opens at a ``[`` or ``{``. Columns are counted from the last
+    ``\n``, never less than libyaml's (which also breaks lines at ``\r``, NEL, LS and PS). Block-style
+    manifests, however long, have short lines and no brackets: a Scenario with 5,000 nodes' JobSets inline has
+    a structure-character bound in the hundreds of thousands and this bound under a hundred.
+    """
+    flows = text.count("[") + text.count("{")
+    lines = text.split("\n")
+    widest = max(map(len, lines))
+    if 2 * widest + flows <= MAX_DEPTH:
+        return 2 * widest + flows  # C + 1 <= the longest line's length
+    column = -1
+    for line in lines:
+        if len(line) > column + 1:  # a structure character past ``column`` needs a longer line
+            column = max(column, line.rfind("-"), line.rfind("?"), line.rfind(":"))
+    return 2 * (column + 1) + flows
+
+
 #: libyaml 0.2.6 (bundled with PyYAML 6.0.3+ wheels) refuses nesting beyond 1,000 levels in its scanner, which
 #: may scan a whole flow collection ahead of the first event; older libyaml has no such limit. The user-facing
 #: rule must not depend on which libyaml the wheel carries.
@@ -598,7 +624,7 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
     if "\\u" in text:
         # JSON writes characters outside the BMP as surrogate pairs; YAML spells them \U0001xxxx.
         text = _SURROGATE_PAIR.sub(_join_surrogates, text)
-    if _structure_bound(text) > _SAFE_STRUCTURE_BOUND:
+    if _structure_bound(text) > _SAFE_STRUCTURE_BOUND and _indentation_bound(text) > MAX_DEPTH:
         deep = _depth_violation(text)
         if deep is not None:
             return [], [deep]

@@ -32,15 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from rich.console import Console
-
 from jobsetctl.atomicio import atomic_write_text
 from jobsetctl.diagnostics import Diagnostic, Report
 from jobsetctl.kube.duration import format_duration
-from jobsetctl.simulate.htmlpage import render_html
 from jobsetctl.simulate.inputs import Inputs, load_inputs
 from jobsetctl.simulate.limits import ObjectLimitExceeded, limit_diagnostic
-from jobsetctl.simulate.picture import render_svg
 from jobsetctl.simulate.progress import RunProgress, wants_progress
 from jobsetctl.simulate.report import render_json
 from jobsetctl.simulate.runner import (
@@ -53,11 +49,12 @@ from jobsetctl.simulate.runner import (
     settings_problems,
 )
 from jobsetctl.simulate.summary import Summary, summarize
-from jobsetctl.simulate.terminal import render_terminal
 from jobsetctl.simulate.timeline import Timeline, annotate_groups, build_timeline, chart_end
-from jobsetctl.simulate.trace import render_trace
 from jobsetctl.simulate.verdict import Verdict, judge_never_started
 from jobsetctl.status import UsageError
+
+# The chart's renderers (rich, the SVG and HTML pages, the Perfetto trace) are imported where they are used:
+# ``simulate -o json`` needs none of them, and importing them was a part of every run's start.
 
 #: Width of the text output when stdout is not a terminal and ``COLUMNS`` is not set (CI logs, ``| less``,
 #: a file): wide enough for a readable chart and unabridged summary headings.
@@ -174,6 +171,10 @@ def execute(
     else:
         # Rendered into a buffer, then written at once: rich turns a broken pipe (``simulate | head``) into
         # SystemExit(1), where the CLI's own handling of BrokenPipeError exits 0 as every command does.
+        from rich.console import Console
+
+        from jobsetctl.simulate.terminal import render_terminal
+
         width = output_width(outputs.width, stdout, os.environ)
         buffer = io.StringIO()
         console = Console(file=buffer, width=width, color_system="auto" if outputs.color else None,
@@ -205,6 +206,8 @@ def output_width(width: int | None, stdout: TextIO, environ: Mapping[str, str]) 
         return int(columns)
     isatty = getattr(stdout, "isatty", None)
     if callable(isatty) and isatty():
+        from rich.console import Console
+
         return Console(file=stdout).width
     return PIPE_WIDTH
 
@@ -213,6 +216,10 @@ def write_files(result: SimulationResult, timeline: Timeline, summary: Summary, 
                 axis_end: float | None = None) -> None:
     """Only the files asked for, each atomically (a failure leaves the previous file as it was). Every
     content is made before the first file is written, so that a failure while making one writes none."""
+    from jobsetctl.simulate.htmlpage import render_html
+    from jobsetctl.simulate.picture import render_svg
+    from jobsetctl.simulate.trace import render_trace
+
     title = f"jobsetctl simulate: {result.name}"
     end = timeline.end_time if axis_end is None else axis_end
     contents: list[tuple[str, str, str]] = []

@@ -18,7 +18,7 @@ from jobsetctl.loader.sources import Source, SourceProblem, discover
 from jobsetctl.rules import core, get
 from jobsetctl.simulate import limits
 from jobsetctl.simulate import scenario as sc
-from jobsetctl.simulate.nodes import is_node, pool_nodes
+from jobsetctl.simulate.nodes import is_node, pool_node_names
 from jobsetctl.status import UsageError
 
 
@@ -200,8 +200,8 @@ def _check_node_names(inputs: Inputs) -> None:
     taken: dict[str, str] = {}
     if inputs.scenario is not None:
         for pool in inputs.scenario.nodes:
-            for node in pool_nodes(pool):
-                taken[node["metadata"]["name"]] = f"node pool {pool.name!r}"
+            for name in pool_node_names(pool):
+                taken[name] = f"node pool {pool.name!r}"
     at_zero = [r for s in inputs.submissions if s.at == 0 for r in s.records if is_node(r.obj)]
     for record in [*inputs.node_records, *at_zero]:
         name = str((record.obj.get("metadata") or {}).get("name", ""))

@@ -89,11 +89,15 @@ def node_object(
     }
 
 
+def pool_node_names(pool: NodePool) -> list[str]:
+    """The names of one pool's nodes, in index order (what the input checks need, without the objects)."""
+    return [f"{pool.name}-{index}" for index in range(pool.count)]
+
+
 def pool_nodes(pool: NodePool) -> list[dict[str, Any]]:
     """The nodes of one pool, in index order."""
     nodes: list[dict[str, Any]] = []
-    for index in range(pool.count):
-        name = f"{pool.name}-{index}"
+    for index, name in enumerate(pool_node_names(pool)):
         labels = dict(pool.labels)
         labels.update(topology_labels(index, pool.count, pool.topology, pool.topology_offset))
         nodes.append(node_object(name, dict(pool.capacity), labels, pool.taints))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TextIO
-
-from rich.console import Console
-from rich.progress import Progress, TaskID, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING, TextIO, cast
 
 from jobsetctl.fakecluster.events import SimEvent
 from jobsetctl.kube.duration import format_duration
+
+# rich only once a line is drawn: a run nobody watches does without it.
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 #: Wall seconds before anything is shown.
 SHOW_AFTER = 1.0
@@ -40,7 +41,7 @@ class RunProgress:
         self.started = clock()
         self.next_refresh = self.started + SHOW_AFTER
         self.progress: Progress | None = None
-        self.task = TaskID(0)
+        self.task = cast("TaskID", 0)
         #: Pods bound so far, counted from the timeline's ``Scheduled`` events up to :attr:`seen`.
         self.bound = 0
         self.seen = 0
@@ -55,6 +56,9 @@ class RunProgress:
                 self.bound += 1
         self.seen = len(events)
         if self.progress is None:
+            from rich.console import Console
+            from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
             console = Console(file=self.stream, force_terminal=True, highlight=False, emoji=False)
             self.progress = Progress(TextColumn("simulating"), TextColumn("{task.description}"),
                                      TimeElapsedColumn(), console=console, transient=True, auto_refresh=False)

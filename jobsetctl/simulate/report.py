@@ -136,11 +136,12 @@ def render_json(result: SimulationResult, summary: Summary) -> str:
     def listing(items: list[Any]) -> str:
         if not items:
             return "[]"
-        return "[\n" + ",\n".join("    " + compact(item) for item in items) + "\n  ]"
+        return "[\n    " + ",\n    ".join([compact(item) for item in items]) + "\n  ]"
 
     parts = [f"  {compact(key)}: {compact(document[key])}" for key in ("version", "scenario", "endTime")]
     events = result.events
-    parts.append('  "events": ' + ("[\n" + ",\n".join(["    " + event.as_json() for event in events]) + "\n  ]"
+    # The indent goes in with the separator: one string per event, not two (a prefixed copy of each).
+    parts.append('  "events": ' + ("[\n    " + ",\n    ".join([event.as_json() for event in events]) + "\n  ]"
                                    if events else "[]"))
     parts.append(f'  "final": {listing(document["final"])}')
     summary_text = json.dumps(document["summary"], ensure_ascii=False, indent=2).replace("\n", "\n  ")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import groupby
 from typing import Any
 
 from jobsetctl.fakecluster.events import SimEvent
@@ -227,9 +226,9 @@ class Timeline:
 
 def build_timeline(events: list[SimEvent], ledger: Ledger, end_time: float) -> Timeline:
     builder = _Builder(ledger)
-    for _, group in groupby(events, key=lambda e: e.time):
-        for event in group:
-            builder.apply(event)
+    apply = builder.apply
+    for event in events:
+        apply(event)
     for row in [*builder.rows.values(), *builder.node_rows.values()]:
         row.close_at_end(end_time)
     pods = builder.pods
@@ -254,6 +253,10 @@ def chart_end(timeline: Timeline, *, until_asked: bool) -> float:
     return min(max(ends), timeline.end_time) if ends else timeline.end_time
 
 
+#: Workload kinds that get a header row above their Jobs' rows.
+HEADER_KINDS = ("TrainJob", "JobSet")
+
+
 class _Builder:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -269,7 +272,7 @@ class _Builder:
     # ---- row lookup --------------------------------------------------------------------------------
     def header_key(self, key: ObjectKey) -> ObjectKey | None:
         workload = self.ledger.workload_of(key)
-        return workload if workload is not None and workload[0] in ("TrainJob", "JobSet") else None
+        return workload if workload is not None and workload[0] in HEADER_KINDS else None
 
     def row_key_of_pod(self, key: ObjectKey) -> ObjectKey:
         job = self.ledger.job_of(key)
@@ -372,7 +375,9 @@ class _Builder:
             return
         span = live
         row = self.rows[span.row]
-        header = self.rows.get(self.header_key(key) or ("", "", ""))
+        # The pod's workload was looked up (and cached by the ledger) when it was created: header_key's answer.
+        workload = span.workload
+        header = self.rows.get(workload) if workload is not None and workload[0] in HEADER_KINDS else None
         if event.event == "Scheduled":
             span.scheduled, span.node, span.waiting_reason = event.time, event.node, None
             for target in (row, header):

@@ -192,3 +192,69 @@ def test_type_errors_on_unquoted_yaml11_scalars_carry_a_hint(tmp_path) -> None: 
     [typed] = [d for d in diagnostics if d.rule == "schema-type"]
     assert (typed.line, typed.column) == (6, 5)
     assert typed.hint is not None and "YAML 1.1 reads the unquoted on as a boolean" in typed.hint
+
+
+def _event_depth(text: str) -> int:
+    """The deepest nesting libyaml's event stream reaches (the walk the column bound lets us skip)."""
+    import yaml
+
+    depth = deepest = 0
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+    return deepest
+
+
+_TREES = st.recursive(
+    st.sampled_from(["x", "a-b", "k: v", "", "1"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b-c", "?d"]), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@given(_TREES, st.sampled_from([None, True, False]), st.sampled_from([2, 3, 4]), st.booleans())
+def test_the_column_bound_is_never_below_the_real_depth(tree: object, flow: bool | None, indent: int,
+                                                        compact: bool) -> None:
+    # Block style with every indentation and sequence layout (indentless "- " under a key, or indented),
+    # compact "- - x" and "- a: b" lines, flow style and mixed: the bound that lets the loader skip its
+    # exact depth walk must hold for all of them.
+    import yaml
+
+    from jobsetctl.loader.yamlload import _indentation_bound
+
+    class Dumper(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, indentless and compact)
+
+    text = yaml.dump(tree, Dumper=Dumper, default_flow_style=flow, indent=indent)
+    assert _indentation_bound(text) >= _event_depth(text)
+
+
+@pytest.mark.parametrize("text", [
+    "- - - - - - x\n", "a:\n- b:\n  - c:\n    - d\n", "? - - a\n: - - b\n", "- ? a\n  : - b\n",
+    "a: &x\n  b: !!map\n    c: [[[1]]]\n", "a:\r  b:\r    c: 1\r",
+])
+def test_the_column_bound_on_hand_written_layouts(text: str) -> None:
+    from jobsetctl.loader.yamlload import _indentation_bound
+
+    assert _indentation_bound(text) >= _event_depth(text)
+
+
+def test_a_block_style_scenario_skips_the_exact_walk_and_keeps_the_rule() -> None:
+    from jobsetctl.loader.yamlload import _SAFE_STRUCTURE_BOUND, _indentation_bound, _structure_bound
+
+    # One large block-style document (a Scenario with its JobSets inline) passes the structure-character
+    # bound, but its short lines bound its depth far below MAX_DEPTH: no walk is needed.
+    big = "items:\n" + "".join(f"- name: n{i}\n  labels:\n    a: b\n  list:\n  - x: 1\n" for i in range(2_000))
+    assert _structure_bound(big) > _SAFE_STRUCTURE_BOUND
+    assert _indentation_bound(big) == 2 * len("- name: n1999")  # its longest line, no brackets
+    assert len(values(big)[0]["items"]) == 2_000
+    # Deep block nesting still gets the rule at the 513th level.
+    deep = big + "deep:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(1_200))
+    assert _indentation_bound(deep) > MAX_DEPTH
+    documents, problems = load_documents(deep, "deep.yaml")
+    assert documents == []
+    assert [(p.code, p.line) for p in problems] == [("yaml-depth", 10_001 + MAX_DEPTH)]
