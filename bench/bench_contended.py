@@ -55,6 +55,15 @@ Back to back on the quiet machine, the unchanged code (8fcf8ec) and this one at 
 22.3 s (2,244 pods per CPU second), rack 28.6 -> 23.7 s (2,108). With main merged in (i12-week's
 scheduler work), load average 1 to 2: plain 21.4 s (2,338), rack 25.3 and 24.0 s (1,979 and 2,085).
 
+On main after all of 2026-11-26's merges (ff8162c: also i12-day2's placement caches and i12-input's
+parse and lint trims), the package compiled once, load average under 1: plain 5,000 24.0 and 22.5 s (2,082
+and 2,226 pods per CPU second), rack 5,000 25.0 and 24.7 s (1,997 and 2,021); the curve at 01:55 on the
+same machine (before those two branches): plain 2.5 / 4.8 / 11.8 / 23.5 / 54.6 s at 500 / 1,000 / 2,500 /
+5,000 / 10,000 nodes (doubling 1.91x, 1.99x, 2.32x), rack 3.0 / 5.3 / 12.5 / 28.5 / 53.1 s (1.79x, 2.28x,
+1.86x); the same run at 5,000 gave 26.2 s (plain) and 26.8 s (rack) a minute later: the machine's own
+run-to-run spread is about 15 %, so rack sits at the 2,000 line, not safely above it. The week on main at
+01:53 (i12-week merged): 49.6 s CPU and wall, peak 1.7 GiB, sha256 8117ca0e31ec8fc9.
+
 Where the time went at 5,000 nodes, in-process phases (plain): parse 1.6 s, lint 1.2 s, the run 21.9 s,
 timeline 0.8 s, summary 0.6 s, JSON 1.3 s (before the last two JSON changes); in the run, per pod: five
 writes (created, bound, started and ready in one kubelet status update, finished, tracking finalizer
