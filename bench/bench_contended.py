@@ -169,6 +169,20 @@ def _namespace() -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}}
 
 
+def _scenario(name: str, nodes: int, submit: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Scenario both workloads run in: one pool of ``nodes`` 8-GPU nodes in N/500 blocks x 10 racks."""
+    return {
+        "apiVersion": "jobsetctl.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": name},
+        "spec": {
+            "kubernetesVersion": "1.37",
+            "nodes": [{"name": "gpu", "count": nodes,
+                       "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
+                       "topology": [{"key": BLOCK, "count": max(1, nodes // 500)}, {"key": RACK, "count": 10}]}],
+            "submit": submit,
+        },
+    }
+
+
 def contended_day(nodes: int, rack: bool) -> dict[str, Any]:
     jobsets = math.ceil(nodes / 8)
     submit: list[dict[str, Any]] = [{"at": "0s", "objects": [_namespace()]}]
@@ -178,17 +192,7 @@ def contended_day(nodes: int, rack: bool) -> dict[str, Any]:
         objects = [_pod_group(group, GANG, rack) for group in groups]
         objects.append(_jobset(name, "1h", [(f"rj{j}", GANG, groups[j], None) for j in range(REPLICATED_JOBS)]))
         submit.append({"at": f"{index * HOUR // jobsets}s", "objects": objects})
-    return {
-        "apiVersion": "jobsetctl.dev/v1alpha1", "kind": "Scenario",
-        "metadata": {"name": f"contended-{'rack' if rack else 'plain'}-{nodes}"},
-        "spec": {
-            "kubernetesVersion": "1.37",
-            "nodes": [{"name": "gpu", "count": nodes,
-                       "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
-                       "topology": [{"key": BLOCK, "count": max(1, nodes // 500)}, {"key": RACK, "count": 10}]}],
-            "submit": submit,
-        },
-    }
+    return _scenario(f"contended-{'rack' if rack else 'plain'}-{nodes}", nodes, submit)
 
 
 SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -215,16 +219,7 @@ def week(nodes: int = 2000, jobsets: int = 10_000, seed: int = 12, gpus: int = 8
             objects.append(_pod_group(group, size, False, priority_class))
         objects.append(_jobset(name, f"{minutes}m", [("w", size, group, priority_class)], gpus))
         submit.append({"at": f"{int(at)}s", "objects": objects})
-    return {
-        "apiVersion": "jobsetctl.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": f"week-{nodes}"},
-        "spec": {
-            "kubernetesVersion": "1.37",
-            "nodes": [{"name": "gpu", "count": nodes,
-                       "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
-                       "topology": [{"key": BLOCK, "count": max(1, nodes // 500)}, {"key": RACK, "count": 10}]}],
-            "submit": submit,
-        },
-    }
+    return _scenario(f"week-{nodes}", nodes, submit)
 
 
 def write(scenario: dict[str, Any], path: str) -> int:
