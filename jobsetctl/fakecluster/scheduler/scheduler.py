@@ -73,6 +73,11 @@ class Scheduler(Controller):
         #: event moves every pooled item one of whose rejecting plugins registered for it, as upstream with
         #: the SchedulerQueueingHints gate off: the reference the hinted queue is compared with.
         self.hints = bool(self.config.get("queueingHints", True))
+        #: Preemption's what-ifs answered from the nodes' sums where that is exact (per-pod victim search,
+        #: the victim-aware node choice, the reprieve's affected placements). Off (``preemptionShortcuts:
+        #: false``, for tests): every what-if moves pods out of the snapshot and back, the reference the
+        #: shortcuts are compared with.
+        self.preemption_shortcuts = bool(self.config.get("preemptionShortcuts", True))
         self.pods: dict[str, PodInfo] = {}
         self._seq = 0
         #: (time, pod or group, outcome) of every scheduling attempt, for tests and the timeline.

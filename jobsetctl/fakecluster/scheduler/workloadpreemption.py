@@ -117,7 +117,7 @@ class VictimAwareChooser:
         #: Units some earlier pod of this placement already needs gone.
         self.needed: set[int] = set()
         nominated = scheduler.snapshot.nominated_on
-        self.by_sums = not any(p.anti_affinity or p.uid in nominated for unit in units for p in unit.pods)
+        self.by_sums = scheduler.preemption_shortcuts and not any(p.anti_affinity or p.uid in nominated for unit in units for p in unit.pods)
         #: The heap's context (framework, node set, pod signature and priority, node specs), entries
         #: (cost, -score, index, token, name) valid while their token is the node's, and each entry's units.
         self._context: tuple[object, ...] | None = None
@@ -359,7 +359,7 @@ class WorkloadPreemption:
         them passing) and pass again. Kept besides: the placements of pods with a nomination, whose
         assumption takes the reservation off their nominated node, which later placements there see. The
         subsequence keeps the order, so each check sees the same earlier placements on its node."""
-        if self._dynamic(assignments, dynamic):
+        if not self.s.preemption_shortcuts or self._dynamic(assignments, dynamic):
             return assignments
         touched = {homes[pod.uid] for pod in unit.pods}
         nominated = self.s.snapshot.nominated_on

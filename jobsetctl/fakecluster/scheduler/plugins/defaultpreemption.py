@@ -149,7 +149,7 @@ class DefaultPreemption(PostFilterPlugin):
         if not units:
             return [], unresolvable(self.name, messages.NO_VICTIMS)
         ordered = [u.pods for u in sorted(units.values(), key=VictimUnit.importance)]
-        if not framework.dynamic_filters(pod):
+        if self.scheduler.preemption_shortcuts and not framework.dynamic_filters(pod):
             local = self._local_victims(state, node, framework, ordered)
             if local is not None:
                 return local
