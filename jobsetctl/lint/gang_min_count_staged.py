@@ -141,9 +141,7 @@ class _Tally:
     reasons: list[str] = field(default_factory=list)
 
     def add_jobset(self, js: Any, members: set[str], label: str) -> None:
-        # Only the members' pods: a JobSet of ten replicated jobs, each its own PodGroup, is tallied once per
-        # PodGroup, and counting every replicated job each time made the lint ten times its work.
-        pods = jobset_pods(js)
+        pods = jobset_pods(js)  # counted once per JobSet: one with a PodGroup per replicated job comes ten times
         split = coexistence(js, members)
         self.total += sum(pods[name] for name in members)
         self.up_front += sum(pods[name] for name in split.first)

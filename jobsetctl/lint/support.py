@@ -147,25 +147,18 @@ def _stages(js: Any) -> tuple[list[str], bool, dict[str, set[str]]]:
     """A JobSet's replicated job names in spec order, whether it starts InOrder, and :func:`waits_for` (empty
     for InOrder), once per JobSet and run: a JobSet with a PodGroup per replicated job is split into stages
     once per PodGroup (the gang lints), and these are the same each time. Read only."""
-    cached = _STAGES.get(id(js))
-    if cached is not None and cached[0] is js:
-        return cached[1]
-    ordered = [api.rjob_name(rjob) for rjob in api.replicated_jobs(js)]
-    in_order = api.startup_order(js) == api.StartupPolicyOrder.IN_ORDER.value
-    stages = (ordered, in_order, {} if in_order else waits_for(js))
-    _STAGES[id(js)] = (js, stages)  # holding the object keeps its id from being reused
-    return stages
+    def build() -> tuple[list[str], bool, dict[str, set[str]]]:
+        ordered = [api.rjob_name(rjob) for rjob in api.replicated_jobs(js)]
+        in_order = api.startup_order(js) == api.StartupPolicyOrder.IN_ORDER.value
+        return ordered, in_order, {} if in_order else waits_for(js)
+
+    return per_object(_STAGES, js, build)
 
 
 def jobset_pods(js: Any) -> dict[str, int]:
     """Replicated job name → its pods that exist at once (:func:`rjob_pods`), once per JobSet and run. Read
     only."""
-    cached = _POD_COUNTS.get(id(js))
-    if cached is not None and cached[0] is js:
-        return cached[1]
-    pods = {api.rjob_name(rjob): rjob_pods(rjob) for rjob in api.replicated_jobs(js)}
-    _POD_COUNTS[id(js)] = (js, pods)
-    return pods
+    return per_object(_POD_COUNTS, js, lambda: {api.rjob_name(rjob): rjob_pods(rjob) for rjob in api.replicated_jobs(js)})
 
 
 def rjob_pods(rjob: Any) -> int:
@@ -305,6 +298,17 @@ _STAGES: dict[int, tuple[Any, tuple[list[str], bool, dict[str, set[str]]]]] = {}
 _POD_COUNTS: dict[int, tuple[Any, dict[str, int]]] = {}
 
 
+def per_object(cache: dict[int, tuple[Any, T]], obj: Any, build: Callable[[], T]) -> T:
+    """``build()`` once per object and run, kept in ``cache`` (emptied by :func:`clear_caches`). The entry
+    holds the object, so its ``id`` cannot be reused by another object while the entry lives."""
+    cached = cache.get(id(obj))
+    if cached is not None and cached[0] is obj:
+        return cached[1]
+    value = build()
+    cache[id(obj)] = (obj, value)
+    return value
+
+
 def clear_caches() -> None:
     """Forget the TrainJob plans and indexes of the previous run (:func:`jobsetctl.lint.run_lints` calls it)."""
     _PLANS.clear()
@@ -334,12 +338,7 @@ def plan_of(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
     generates) rejects it: then nothing runs, and what a lint would say about running it is noise next
     to the error. Each Trainer lint would otherwise expand the same TrainJob again.
     """
-    cached = _PLANS.get(id(trainjob))
-    if cached is not None and cached[0] is trainjob:
-        return cached[1]
-    plan = _make_plan(trainjob, ctx)
-    _PLANS[id(trainjob)] = (trainjob, plan)  # holding the object keeps its id from being reused
-    return plan
+    return per_object(_PLANS, trainjob, lambda: _make_plan(trainjob, ctx))
 
 
 def _make_plan(trainjob: Object, ctx: AdmissionContext) -> TrainJobPlan | None:
