@@ -28,7 +28,6 @@ in :mod:`~jobsetctl.loader.yamldepth`, a document and its position tree in :mod:
 
 from __future__ import annotations
 
-import gc
 import re
 import sys
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ import yaml
 from yaml._yaml import CParser  # the libyaml binding; PyYAML is always built with it in our wheels
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from jobsetctl.gctune import paused
 from jobsetctl.loader.yamldepth import (
     _SAFE_STRUCTURE_BOUND,
     MAX_DEPTH,
@@ -293,40 +293,40 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
     parser = _Parser(text)
     index = 0
     # The collector would walk every value and position built so far again and again while a large file
-    # loads (half the time of a 50 MB input). What we build holds no reference cycles; the cyclic node tree
-    # libyaml composes for a recursive alias is freed once the collector is back on.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for node in _nodes(parser):
-            if node is None:
+    # loads (half the time of a 50 MB input). What we build holds no reference cycles. In a command
+    # (gctune.tune_for_batch) what was loaded is also frozen as the collector comes back: a run that loads
+    # many files otherwise walked every file's values again at each file's end (a third of loading Kueue's
+    # large-scale configuration, 44 files). Elsewhere (tests, a library caller) the cyclic node tree libyaml
+    # composes for a recursive alias is freed once the collector is back on; a command leaves it to its exit.
+    with paused():
+        try:
+            for node in _nodes(parser):
+                if node is None:
+                    index += 1
+                    continue
+                try:
+                    value, position, problems = _build_document(node)
+                except _Abort as abort:
+                    return documents, [abort.problem]
+                except RecursionError:
+                    mark = node.start_mark
+                    return documents, [LoadProblem(
+                        "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", mark.line, mark.column
+                    )]
+                size = (node.end_mark.index - node.start_mark.index) if node.end_mark and node.start_mark else 0
+                documents.append(Document(file, index, value, position, problems, size))
                 index += 1
-                continue
-            try:
-                value, position, problems = _build_document(node)
-            except _Abort as abort:
-                return documents, [abort.problem]
-            except RecursionError:
-                mark = node.start_mark
-                return documents, [LoadProblem(
-                    "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", mark.line, mark.column
-                )]
-            size = (node.end_mark.index - node.start_mark.index) if node.end_mark and node.start_mark else 0
-            documents.append(Document(file, index, value, position, problems, size))
-            index += 1
-    except yaml.reader.ReaderError as exc:
-        return documents, [_reader_problem(exc, text)]
-    except yaml.YAMLError as exc:
-        if _is_nesting_limit(exc):
-            # Depth between the structure bound and libyaml's limit: report our rule, at our level.
-            deep = _depth_violation(text)
-            if deep is not None:
-                return documents, [deep]
-        return documents, [syntax_problem(exc)]
-    finally:
-        parser.dispose()
-        if collecting:
-            gc.enable()
+        except yaml.reader.ReaderError as exc:
+            return documents, [_reader_problem(exc, text)]
+        except yaml.YAMLError as exc:
+            if _is_nesting_limit(exc):
+                # Depth between the structure bound and libyaml's limit: report our rule, at our level.
+                deep = _depth_violation(text)
+                if deep is not None:
+                    return documents, [deep]
+            return documents, [syntax_problem(exc)]
+        finally:
+            parser.dispose()
     return documents, []
 
 
