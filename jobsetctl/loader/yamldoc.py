@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jobsetctl.kube.field import Path
@@ -74,17 +75,36 @@ class LoadProblem:
     column: int
 
 
-@dataclass(slots=True)
 class Document:
-    """One YAML document of a file: the built value and the node tree that positions come from."""
+    """One YAML document of a file: the built value and the position tree that positions come from.
 
-    file: str
-    index: int
-    value: Any
-    node: PosNode | None
-    problems: list[LoadProblem] = field(default_factory=list)
-    #: Characters the document spans in the source (the size of the request ``kubectl apply`` would send).
-    size: int = 0
+    The position tree is built when first asked for (:attr:`node`): ``locate`` builds it (the loader re-parses
+    the document's text with positions, :mod:`jobsetctl.loader.yamlload`), so a run whose inputs have no
+    diagnostic never pays for positions. ``node`` given and no ``locate``: the tree is that (None: none).
+    """
+
+    __slots__ = ("_locate", "_node", "file", "index", "problems", "size", "value")
+
+    def __init__(
+        self, file: str, index: int, value: Any, node: PosNode | None, problems: list[LoadProblem] | None = None,
+        size: int = 0, locate: Callable[[], PosNode | None] | None = None,
+    ) -> None:
+        self.file = file
+        self.index = index
+        self.value = value
+        self._node = node
+        self.problems: list[LoadProblem] = problems if problems is not None else []
+        #: Characters the document spans in the source (the size of the request ``kubectl apply`` would send).
+        self.size = size
+        self._locate = locate
+
+    @property
+    def node(self) -> PosNode | None:
+        """The document's position tree (None for a document that has none, such as a detached copy)."""
+        if self._locate is not None:
+            locate, self._locate = self._locate, None
+            self._node = locate()
+        return self._node
 
     def position(self, at: Path) -> tuple[int, int]:
         """1-based ``(line, column)`` of the deepest part of ``at`` that exists in the source.

@@ -114,9 +114,11 @@ def _problem(code: str, message: str, node: Node) -> LoadProblem:
     return LoadProblem(code, message, node.start_mark.line, node.start_mark.column)
 
 
-def _build_document(root: Node) -> tuple[Any, PosNode, list[LoadProblem]]:
-    """Build the value of one composed document and its position tree, in one pass. Written as closures
-    over locals because this is the hottest loop of ``validate`` (every scalar of every input passes here)."""
+def _build_document(root: Node, first_line: int = 0) -> tuple[Any, PosNode, list[LoadProblem]]:
+    """Build the value of one composed document and its position tree, in one pass (the positioned path:
+    :func:`_build_values` is the same without positions). ``first_line``: the line of the source the parsed
+    text starts at (a document re-parsed on its own); positions in the tree count from the source's start,
+    problems' from the parsed text's."""
     problems: list[LoadProblem] = []
     seen: set[int] = set()
     expansion = [0]
@@ -124,12 +126,13 @@ def _build_document(root: Node) -> tuple[Any, PosNode, list[LoadProblem]]:
     string_tag = _STR
     resolve = resolve_plain
     shift = _COLUMN_BITS
+    base = first_line << shift
     str_class = str
 
     def build(node: Node, depth: int) -> tuple[Any, PosNode]:
         cls = node.__class__
         mark = node.start_mark
-        at = (mark.line << shift) | mark.column
+        at = ((mark.line << shift) | mark.column) + base
         if cls is ScalarNode:
             tag = node.tag
             if tag is plain:
@@ -170,17 +173,19 @@ def _build_document(root: Node) -> tuple[Any, PosNode, list[LoadProblem]]:
         values: list[PosNode] = []
         for key_node, value_node in node.value:
             key_mark = key_node.start_mark
-            key_at.append((key_mark.line << shift) | key_mark.column)
+            key_at.append(((key_mark.line << shift) | key_mark.column) + base)
             if key_node.__class__ is not ScalarNode:
                 problems.append(_problem("yaml-syntax", "a mapping key must be a scalar, not a collection", key_node))
                 keys.append(None)
-                values.append((value_node.start_mark.line << shift) | value_node.start_mark.column)
+                values.append(((value_node.start_mark.line << shift) | value_node.start_mark.column) + base)
                 continue
             text = key_node.value
             if key_node.tag is plain:
                 if text == _MERGE:
                     merged = merged if merged is not None else {}
-                    merge_position: PosNode = (value_node.start_mark.line << shift) | value_node.start_mark.column
+                    merge_position: PosNode = (
+                        ((value_node.start_mark.line << shift) | value_node.start_mark.column) + base
+                    )
                     for source in _merge_sources(value_node):
                         built, position = build(source, depth)
                         if source is value_node:
@@ -210,6 +215,76 @@ def _build_document(root: Node) -> tuple[Any, PosNode, list[LoadProblem]]:
 
     value, position = build(root, 0)
     return value, position, problems
+
+
+def _build_values(root: Node) -> tuple[Any, list[LoadProblem]]:
+    """:func:`_build_document` without the position tree (the fast path: positions are built when asked for,
+    :class:`_Span`): the same value, the same problems in the same order, the same limits. Kept in step with
+    it line for line; tests/loader/test_lazy_positions.py compares the two on random documents."""
+    problems: list[LoadProblem] = []
+    seen: set[int] = set()
+    expansion = [0]
+    plain = _TAG_PLAIN
+    string_tag = _STR
+    resolve = resolve_plain
+    str_class = str
+    scalar_class = ScalarNode
+
+    def build(node: Node, depth: int) -> Any:
+        cls = node.__class__
+        if cls is scalar_class:
+            tag = node.tag
+            if tag is plain:
+                return resolve(node.value)
+            if tag == string_tag:
+                return node.value
+            return _other_scalar(node, problems)
+        if depth >= MAX_DEPTH:
+            raise _Abort(_problem("yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", node))
+        node_id = id(node)
+        if node_id in seen:
+            expansion[0] += _expanded_size(node, MAX_ALIAS_EXPANSION - expansion[0] + 1)
+            if expansion[0] > MAX_ALIAS_EXPANSION:
+                raise _Abort(_problem("yaml-aliases", "yaml: document contains excessive aliasing", node))
+        else:
+            seen.add(node_id)
+        depth += 1
+        if cls is SequenceNode:
+            if node.tag != _SEQ:
+                problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
+            return [build(item, depth) for item in node.value]
+        if node.tag != _MAP and node.tag != "tag:yaml.org,2002:omap":
+            problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
+        out: dict[str, Any] = {}
+        merged: dict[str, Any] | None = None
+        for key_node, value_node in node.value:
+            if key_node.__class__ is not scalar_class:
+                problems.append(_problem("yaml-syntax", "a mapping key must be a scalar, not a collection", key_node))
+                continue
+            text = key_node.value
+            if key_node.tag is plain:
+                if text == _MERGE:
+                    merged = merged if merged is not None else {}
+                    for source in _merge_sources(value_node):
+                        for k, v in build(source, depth).items():
+                            merged.setdefault(k, v)
+                    continue
+                key = resolve(text)
+                if key.__class__ is not str_class:
+                    key = key_string(key)
+            elif key_node.tag == string_tag:
+                key = text
+            else:
+                key = key_string(_other_scalar(key_node, problems))
+            if key in out:
+                problems.append(_problem("yaml-duplicate-key", f'key "{key}" already set in map', key_node))
+            out[key] = build(value_node, depth)
+        if merged:
+            for k, v in merged.items():
+                out.setdefault(k, v)
+        return out
+
+    return build(root, 0), problems
 
 
 def _other_scalar(node: Node, problems: list[LoadProblem]) -> Any:
@@ -275,9 +350,12 @@ def _join_surrogates(match: re.Match[str]) -> str:
     return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
 
 
-def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProblem]]:
+def load_documents(text: str, file: str, *, positions: bool = False) -> tuple[list[Document], list[LoadProblem]]:
     """Parse a YAML stream into documents. Problems that stop the stream are returned separately;
-    problems inside one document (duplicate keys, tags) are attached to it.
+    problems inside one document (duplicate keys, tags) are attached to it, with their positions.
+
+    Each document's position tree is built when first asked for (:class:`_Span`), unless ``positions``: then
+    at once, in the same pass as the value (the path every lazy one falls back to).
     """
     if "\\u" in text:
         # JSON writes characters outside the BMP as surrogate pairs; YAML spells them \U0001xxxx.
@@ -291,6 +369,7 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
     if sys.getrecursionlimit() < 4 * MAX_DEPTH + 500:
         sys.setrecursionlimit(4 * MAX_DEPTH + 500)
     parser = _Parser(text)
+    stream = None if positions else _Stream(text, file)
     index = 0
     # The collector would walk every value and position built so far again and again while a large file
     # loads (half the time of a 50 MB input). What we build holds no reference cycles. In a command
@@ -305,7 +384,13 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
                     index += 1
                     continue
                 try:
-                    value, position, problems = _build_document(node)
+                    if stream is None:
+                        value, position, problems = _build_document(node)
+                        locate = None
+                    else:
+                        value, problems = _build_values(node)
+                        position = None
+                        locate = _Span(stream, index, node, value, problems).positions
                 except _Abort as abort:
                     return documents, [abort.problem]
                 except RecursionError:
@@ -314,7 +399,7 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
                         "yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", mark.line, mark.column
                     )]
                 size = (node.end_mark.index - node.start_mark.index) if node.end_mark and node.start_mark else 0
-                documents.append(Document(file, index, value, position, problems, size))
+                documents.append(Document(file, index, value, position, problems, size, locate))
                 index += 1
         except yaml.reader.ReaderError as exc:
             return documents, [_reader_problem(exc, text)]
@@ -328,6 +413,92 @@ def load_documents(text: str, file: str) -> tuple[list[Document], list[LoadProbl
         finally:
             parser.dispose()
     return documents, []
+
+
+class _Stream:
+    """The text of one loaded stream, for the documents' position trees; the whole stream parsed with
+    positions (the fallback of :class:`_Span`), once, if one document cannot be re-parsed on its own."""
+
+    __slots__ = ("_trees", "file", "text")
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self._trees: dict[int, PosNode | None] | None = None
+
+    def tree(self, index: int) -> PosNode | None:
+        if self._trees is None:
+            documents, _ = load_documents(self.text, self.file, positions=True)
+            self._trees = {document.index: document.node for document in documents}
+        return self._trees.get(index)
+
+
+class _Span:
+    """Where one document's root lies in its stream, to build the document's position tree when asked for.
+
+    The text from the start of the root's line to the root's end is parsed again on its own, with positions,
+    counted from that line. That re-parse is used only when it provably read the same document: one
+    document, rooted at the same place, ending at the same place, with a strictly equal value (types included)
+    and the same problems at the same places. Otherwise (a ``%TAG`` directive the slice lacks, an empty
+    document, a value changed since loading) the whole stream is parsed with positions (:class:`_Stream`).
+    """
+
+    __slots__ = ("column", "end", "index", "line", "problems", "start", "stream", "value")
+
+    def __init__(self, stream: _Stream, index: int, root: Node, value: Any, problems: list[LoadProblem]) -> None:
+        self.stream = stream
+        self.index = index
+        self.line = root.start_mark.line
+        self.column = root.start_mark.column
+        self.start = root.start_mark.index
+        self.end = root.end_mark.index
+        self.value = value
+        self.problems = problems
+
+    def positions(self) -> PosNode | None:
+        with paused():  # as while loading: the collector would walk the tree as it grows
+            tree = self._reparsed()
+        return tree if tree is not None else self.stream.tree(self.index)
+
+    def _reparsed(self) -> PosNode | None:
+        line_start = self.start - self.column
+        parser = _Parser(self.stream.text[line_start:self.end])
+        try:
+            if not parser.check_node():
+                return None
+            root = parser.get_node()
+            if root is None or parser.check_node():
+                return None
+            start, end = root.start_mark, root.end_mark
+            if (start.line, start.column, start.index + line_start, end.index + line_start) != (
+                0, self.column, self.start, self.end,
+            ):
+                return None
+            value, tree, problems = _build_document(root, self.line)
+        except (yaml.YAMLError, _Abort, RecursionError):
+            return None
+        finally:
+            parser.dispose()
+        here = [(p.code, p.message, p.line + self.line, p.column) for p in problems]
+        if here != [(p.code, p.message, p.line, p.column) for p in self.problems] or not _same(value, self.value):
+            return None
+        return tree
+
+
+def _same(first: Any, second: Any) -> bool:
+    """Strict equality of two loaded values: types too (``1``, ``1.0`` and ``True`` differ), key order, NaN."""
+    cls = first.__class__
+    if cls is not second.__class__:
+        return False
+    if cls is dict:
+        return len(first) == len(second) and all(
+            k1 == k2 and _same(v1, v2) for (k1, v1), (k2, v2) in zip(first.items(), second.items(), strict=True)
+        )
+    if cls is list:
+        return len(first) == len(second) and all(_same(a, b) for a, b in zip(first, second, strict=True))
+    if cls is float and first != first:
+        return bool(second != second)
+    return bool(first == second)
 
 
 def _nodes(parser: _Parser) -> Iterator[Node | None]:

@@ -189,12 +189,10 @@ def _parse_spec(reader: _Reader, spec: dict[str, Any], scenario: Scenario) -> No
                          ("spec", "kubernetesVersion"))
         else:
             scenario.kubernetes_version = reader.string(version, ("spec", "kubernetesVersion"))
-            scenario.kubernetes_version_at = reader.record.position(("spec", "kubernetesVersion"))
     gates = spec.get("featureGates")
     if gates is not None:
         mapping = reader.mapping(gates, ("spec", "featureGates"))
         scenario.feature_gates = dict(mapping or {})
-        scenario.feature_gates_at = reader.record.position(("spec", "featureGates"))
     scenario.until = reader.duration(spec.get("until"), ("spec", "until"))
     for index, item in enumerate(reader.sequence(spec.get("nodes"), ("spec", "nodes"))):
         pool = _parse_pool(reader, item, ("spec", "nodes", index))
