@@ -11,10 +11,9 @@ ObjectMeta checks run again (on the new name and namespace).
 
 Exactness, what the shortcut checks before it answers (else the full chain runs):
 
-* the object is a plain JSON tree (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``bool``,
-  ``float``, ``None``) and its shape (:func:`_shape`: every value with its type, floats by ``repr`` so
-  that ``-0.0`` is not ``0.0``, dict keys in order) equals the remembered one's, the four per-object
-  values aside, which must be non-empty strings (an empty namespace is defaulted by the chain);
+* the object is a plain JSON tree and its shape (:func:`jobsetctl.kube.jsontree.tree_key`: every value
+  with its type, dict keys in order) equals the remembered one's, the four per-object values aside,
+  which must be non-empty strings (an empty namespace is defaulted by the chain);
 * the context is the same: the same API server (the memo lives and dies with it), Kubernetes version,
   feature gates and Kueue configuration objects, operation and default namespace (``ctx.now`` is read by
   no Workload stage: only Trainer's webhook stamps times);
@@ -36,7 +35,7 @@ from typing import Any
 from jobsetctl.admission.chain import AdmissionResult
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
 from jobsetctl.kinds.registry import webhooks_for
-from jobsetctl.kube.jsontree import copy_tree
+from jobsetctl.kube.jsontree import NotPlain, copy_tree, tree_key
 from jobsetctl.kube.meta import validate_object_meta
 from jobsetctl.kueue import api
 
@@ -45,10 +44,6 @@ PER_OBJECT = frozenset({"name", "namespace", "uid", "creationTimestamp"})
 #: Shapes remembered per API server; the memo starts afresh when full (a run has a few thousand).
 MAX_SHAPES = 8192
 _PER_OBJECT_MARK = ("per-object",)
-
-
-class _Unplain(Exception):
-    """A value that is not part of a plain JSON tree."""
 
 
 class _Memo:
@@ -71,27 +66,6 @@ class _Memo:
 _MEMOS: weakref.WeakKeyDictionary[Any, _Memo] = weakref.WeakKeyDictionary()
 
 
-def _shape(value: Any) -> Any:
-    cls = type(value)
-    if cls is str:
-        return value
-    if cls is dict:
-        out: list[Any] = [dict]
-        for key, item in value.items():
-            if type(key) is not str:
-                raise _Unplain
-            out.append(key)
-            out.append(_shape(item))
-        return tuple(out)
-    if cls is list:
-        return (list, *[_shape(item) for item in value])
-    if cls is int or cls is bool or value is None:
-        return (cls, value)
-    if cls is float:
-        return (cls, repr(value))
-    raise _Unplain
-
-
 def _object_shape(obj: Object) -> tuple[Any, ...] | None:
     """The shape of ``obj`` with the per-object metadata values masked, or None when the shortcut does not
     apply (not a plain tree, a per-object value that is not a non-empty string)."""
@@ -107,7 +81,7 @@ def _object_shape(obj: Object) -> tuple[Any, ...] | None:
                 return None
             out.append(key)
             if key != "metadata":
-                out.append(_shape(item))
+                out.append(tree_key(item))
                 continue
             meta: list[Any] = [dict]
             for field, value in item.items():
@@ -119,10 +93,10 @@ def _object_shape(obj: Object) -> tuple[Any, ...] | None:
                         return None
                     meta.append(_PER_OBJECT_MARK)
                 else:
-                    meta.append(_shape(value))
+                    meta.append(tree_key(value))
             out.append(tuple(meta))
         return tuple(out)
-    except (_Unplain, RecursionError):
+    except (NotPlain, RecursionError):
         return None
 
 

@@ -1,7 +1,8 @@
 """The Workload create shortcut (:mod:`jobsetctl.kueue.workload_admission`) against the full admission chain:
 on generated Workloads that share shapes under different names (valid and not), with findings from every
 stage, the fake API server's create admits exactly what the full chain admits: the same stored object
-(key order included), the same findings."""
+(key order included), the same findings. And the content key both memos use
+(:func:`jobsetctl.kube.jsontree.tree_key`), with the per-pod requests shared between equal templates."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +20,10 @@ from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.interface import Operation
 from jobsetctl.kube.featuregates import parse_feature_gates
+from jobsetctl.kube.jsontree import NotPlain, tree_key
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
+from jobsetctl.kueue.engine.workload import _podset_per_pod
 from jobsetctl.kueue.kind import WORKLOAD
 from jobsetctl.kueue.workload_admission import _MEMOS
 
@@ -125,3 +129,43 @@ def test_repeated_creates_are_served_from_the_memo() -> None:
     obj["metadata"]["name"] = "Bad_Name"
     refused = api.create(obj)
     assert not refused.ok and "metadata.name" in refused.message()
+
+
+json_trees = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=2), children, max_size=3),
+    max_leaves=12)
+
+
+def _typed(value: Any) -> Any:
+    """Equality that sees types and key order (what tree_key must agree with)."""
+    if isinstance(value, dict):
+        return ("d", [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("l", [_typed(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees, json_trees)
+def test_tree_key_is_equal_exactly_for_equal_typed_trees(left: Any, right: Any) -> None:
+    assert (tree_key(left) == tree_key(right)) == (_typed(left) == _typed(right))
+    assert tree_key(left) == tree_key(copy.deepcopy(left))
+
+
+def test_tree_key_tells_types_apart_and_refuses_what_is_not_json() -> None:
+    assert len({tree_key(v) for v in (1, 1.0, True, "1", 0.0, -0.0, None, [], {})}) == 9
+    assert tree_key({"a": 1, "b": 2}) != tree_key({"b": 2, "a": 1})
+    for bad in ((1,), {1: "a"}, {"a": {"b": (1,)}}, type("D", (dict,), {})()):
+        with pytest.raises(NotPlain):
+            tree_key(bad)
+
+
+def test_per_pod_requests_are_shared_between_equal_templates_only() -> None:
+    def podset(cpu: Any) -> dict[str, Any]:
+        return {"name": "main", "count": 1, "template": {"spec": {"containers": [
+            {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}}
+
+    first, second, other = podset("1"), podset("1"), podset("2")
+    assert _podset_per_pod(first, {}) is _podset_per_pod(second, {})
+    assert _podset_per_pod(other, {}) == {"cpu": 2000} and _podset_per_pod(first, {}) == {"cpu": 1000}

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobsetctl.kube.jsontree import NotPlain, tree_key
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
 from jobsetctl.kueue.engine import names
@@ -281,16 +282,33 @@ class AssignmentState:
         return any(index != -1 for flavors in self.last_tried for index in flavors.values())
 
 
+#: One pod's requests per pod spec content (:func:`tree_key`): the workloads of a class share a template.
+#: The values are shared between podsets: readers never change a ``per_pod`` in place.
+_PER_POD_BY_CONTENT: dict[Any, Requests] = {}
+MAX_PER_POD_CONTENTS = 4096
+
+
 def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]] | None = None) -> Requests:
     """One pod's requests of a podset's template. Podset templates are immutable once the Workload
-    exists, so the result is remembered per template object."""
+    exists, so the result is remembered per template object, and per template content (``PodRequests``
+    reads nothing but the pod spec)."""
     template = _mapping(podset.get("template"))
     spec = template.get("spec")
     if memo is not None:
         hit = memo.get(id(spec))
         if hit is not None and hit[0] is spec:
             return hit[1]
-    value = requests_from_fractions(pod_requests(spec))
+    try:
+        content = tree_key(spec)
+    except (NotPlain, RecursionError):
+        content = None
+    value = _PER_POD_BY_CONTENT.get(content) if content is not None else None
+    if value is None:
+        value = requests_from_fractions(pod_requests(spec))
+        if content is not None:
+            if len(_PER_POD_BY_CONTENT) >= MAX_PER_POD_CONTENTS:
+                _PER_POD_BY_CONTENT.clear()
+            _PER_POD_BY_CONTENT[content] = value
     if memo is not None:
         memo[id(spec)] = (spec, value)
     return value
