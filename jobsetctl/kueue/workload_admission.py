@@ -7,7 +7,7 @@ and only one of its stages reads ``metadata.name`` or ``metadata.namespace``: ``
 ``uid`` and ``creationTimestamp`` (set by the API server before admission) pass through untouched. So a
 create whose object equals, everywhere else, one admitted before without a single finding is admitted
 the same way: the stored object is the earlier result with these four values put back, and only the
-ObjectMeta checks run again (on the new name and namespace).
+ObjectMeta checks of the name and namespace run again (:func:`validate_name_and_namespace`).
 
 Exactness, what the shortcut checks before it answers (else the full chain runs):
 
@@ -36,7 +36,7 @@ from jobsetctl.admission.chain import AdmissionResult
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
 from jobsetctl.kinds.registry import webhooks_for
 from jobsetctl.kube.jsontree import NotPlain, copy_tree, tree_key
-from jobsetctl.kube.meta import validate_object_meta
+from jobsetctl.kube.meta import validate_name_and_namespace
 from jobsetctl.kueue import api
 
 #: The metadata values that differ from one Workload of a shape to the next.
@@ -123,7 +123,8 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
         for field in PER_OBJECT:
             if field in md:
                 new_md[field] = md[field]
-        if not validate_object_meta(new, handler.namespaced):
+        # The labels and annotations are the remembered object's, which passed: only these can fail.
+        if not validate_name_and_namespace(new, handler.namespaced):
             return AdmissionResult(new, [], handler)
         return full()
     result = full()

@@ -1,8 +1,9 @@
 """The Workload create shortcut (:mod:`jobsetctl.kueue.workload_admission`) against the full admission chain:
 on generated Workloads that share shapes under different names (valid and not), with findings from every
 stage, the fake API server's create admits exactly what the full chain admits: the same stored object
-(key order included), the same findings. And the content key both memos use
-(:func:`jobsetctl.kube.jsontree.tree_key`), with the per-pod requests shared between equal templates."""
+(key order included), the same findings. And the content key the memos use
+(:func:`jobsetctl.kube.jsontree.tree_key`), with the per-pod requests shared between equal templates and
+the scheduling hashes remembered per content."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.jsontree import NotPlain, tree_key
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
-from jobsetctl.kueue.engine.workload import _podset_per_pod
+from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
 from jobsetctl.kueue.kind import WORKLOAD
 from jobsetctl.kueue.workload_admission import _MEMOS
 
@@ -169,3 +170,12 @@ def test_per_pod_requests_are_shared_between_equal_templates_only() -> None:
     first, second, other = podset("1"), podset("1"), podset("2")
     assert _podset_per_pod(first, {}) is _podset_per_pod(second, {})
     assert _podset_per_pod(other, {}) == {"cpu": 2000} and _podset_per_pod(first, {}) == {"cpu": 1000}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(workloads(), min_size=1, max_size=6))
+def test_scheduling_hashes_from_the_content_memo_are_the_hashes_of_the_text(objs: list[dict[str, Any]]) -> None:
+    # Twice each, as copies: the second of equal contents comes from the memo.
+    for obj in objs + [copy.deepcopy(o) for o in objs]:
+        info = WorkloadInfo(obj)
+        assert info.compute_scheduling_hash() == info._hash_text_digest()
