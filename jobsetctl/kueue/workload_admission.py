@@ -18,7 +18,8 @@ Exactness, what the shortcut checks before it answers (else the full chain runs)
   feature gates and Kueue configuration objects, operation and default namespace (``ctx.now`` is read by
   no Workload stage: only Trainer's webhook stamps times);
 * the chain stored ``uid``, ``creationTimestamp``, ``name`` and ``namespace`` as given, no other
-  component has a webhook on Workloads (:func:`jobsetctl.kinds.registry.webhooks_for`), and the
+  component has a webhook on Workloads (:func:`jobsetctl.kinds.registry.webhooks_for`), the handler
+  has no create checks that look other objects up (``validate_in_cluster``), and the
   remembered result had no finding at all; a hit whose ObjectMeta checks find anything is handed to the
   full chain, which reports it.
 
@@ -105,7 +106,9 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
     """What ``full()`` returns for the create of ``obj``, from the memo when the shape was admitted before."""
     cluster = ctx.cluster
     if cluster is None or ctx.operation is not Operation.CREATE or ctx.old is not None or \
-            obj.get("apiVersion") != api.API_VERSION or webhooks_for(handler.group, handler.kind):
+            obj.get("apiVersion") != api.API_VERSION or webhooks_for(handler.group, handler.kind) or \
+            type(handler).validate_in_cluster is not KindHandler.validate_in_cluster:
+        # (A handler that looks other objects up could answer differently for the same shape.)
         return full()
     try:
         memo = _MEMOS.get(cluster)
