@@ -101,8 +101,11 @@ def uses_resources(info: WorkloadInfo, frs: Iterable[FlavorResource]) -> bool:
 class Preemptor:
     def __init__(self, cache: Cache, *, order_ts: Callable[[WorkloadInfo], float], seconds_of: Callable[[str], float],
                  now: Callable[[], float], fair_sharing: FairSharing | None = None,
-                 tas_fits: Callable[[WorkloadInfo, Any, ClusterQueueState], bool] | None = None) -> None:
+                 tas_fits: Callable[[WorkloadInfo, Any, ClusterQueueState], bool] | None = None,
+                 shortcuts: bool = True) -> None:
         self.cache = cache
+        #: Off (tests only): every search runs in full (see ``EngineSettings.preemption_shortcuts``).
+        self.shortcuts = shortcuts
         self.order_ts = order_ts
         self.seconds_of = seconds_of
         self.now = now
@@ -238,7 +241,7 @@ class Preemptor:
         ctx = _Context(info, cq, usage, frs_need_preemption, tas_requests)
         if self.fair_sharing is not None:
             return self.fair_sharing.preemptions(self, ctx)
-        if not self._frozen:
+        if not self._frozen or not self.shortcuts:
             return self._classical(ctx)
         key = (id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption))
         hit = self._targets.get(key)
@@ -304,7 +307,7 @@ class Preemptor:
         # of other ClusterQueues without a hierarchical advantage are all of that variant (see
         # :meth:`_CandidateIterator._variant`), so they are not collected at all.
         borrowing_only = forbidden and not _queue_under_nominal(ctx)
-        candidates = _CandidateIterator(self, ctx, with_priority_group=not borrowing_only)
+        candidates = _CandidateIterator(self, ctx, with_priority_group=not borrowing_only or not self.shortcuts)
         if borrowing_only or candidates.no_candidate_from_other_queues:
             attempts = [True]
         elif forbidden and candidates.no_candidate_for_hierarchical_reclaim:
@@ -434,7 +437,8 @@ class _CandidateIterator:
         frs, static = ctx.frs, self.static
         # LowerPriority (the default withinClusterQueue policy) rules out the others by priority alone:
         # checked before reading anything else of them (``_variant`` would answer V_NEVER).
-        below = ctx.info.priority if ctx.cq.spec.preemption.within_cluster_queue == names.LOWER_PRIORITY else None
+        below = ctx.info.priority if (self.preemptor.shortcuts and ctx.cq.spec.preemption.within_cluster_queue
+                                      == names.LOWER_PRIORITY) else None
         cq_name = ctx.cq.name
         for info in state.workloads.values():
             if below is not None and info.priority >= below and info.cluster_queue == cq_name:
@@ -488,7 +492,7 @@ class _CandidateIterator:
         list (``classifyPreemptionVariant`` reads nothing else of them; the timestamp only for
         LowerOrNewerEqualPriority)."""
         preemptor = self.preemptor
-        if not preemptor._frozen:
+        if not preemptor._frozen or not preemptor.shortcuts:
             return self._from_cq(state, lca, advantage)
         ctx = self.ctx
         preemption = ctx.cq.spec.preemption
