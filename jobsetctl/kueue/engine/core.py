@@ -94,7 +94,8 @@ class Engine:
             self.tas = TASManager(self)
         self.preemptor = Preemptor(self.cache, order_ts=self.queues.queue_order_timestamp,
                                    seconds_of=clock.seconds_of, now=lambda: self.clock.now, fair_sharing=self.fair,
-                                   tas_fits=self.tas.preemption_fits if self.tas is not None else None)
+                                   tas_fits=self.tas.preemption_fits if self.tas is not None else None,
+                                   shortcuts=settings.preemption_shortcuts)
         self.scheduler = Scheduler(self)
         self.history = History()
         self.cache.history = self.history

@@ -101,8 +101,11 @@ def uses_resources(info: WorkloadInfo, frs: Iterable[FlavorResource]) -> bool:
 class Preemptor:
     def __init__(self, cache: Cache, *, order_ts: Callable[[WorkloadInfo], float], seconds_of: Callable[[str], float],
                  now: Callable[[], float], fair_sharing: FairSharing | None = None,
-                 tas_fits: Callable[[WorkloadInfo, Any, ClusterQueueState], bool] | None = None) -> None:
+                 tas_fits: Callable[[WorkloadInfo, Any, ClusterQueueState], bool] | None = None,
+                 shortcuts: bool = True) -> None:
         self.cache = cache
+        #: Off (tests only): every search runs in full (see ``EngineSettings.preemption_shortcuts``).
+        self.shortcuts = shortcuts
         self.order_ts = order_ts
         self.seconds_of = seconds_of
         self.now = now
@@ -238,10 +241,17 @@ class Preemptor:
         ctx = _Context(info, cq, usage, frs_need_preemption, tas_requests)
         if self.fair_sharing is not None:
             return self.fair_sharing.preemptions(self, ctx)
-        if not self._frozen or tas_requests is not None:
+        if not self._frozen or not self.shortcuts:
             return self._classical(ctx)
         key = (id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption))
         hit = self._targets.get(key)
+        if tas_requests:
+            # The TAS check only adds a condition to each fit test and changes neither the candidates nor
+            # the order they are removed in: where quota alone never fit, quota and topology never fit.
+            # (Without requests, :meth:`fits` checks quota alone: the answer is the quota-only one.)
+            if hit is not None and hit[0] is info and not hit[1]:
+                return []
+            return self._classical(ctx)
         if hit is not None and hit[0] is info:
             return list(hit[1])
         targets = self._classical(ctx)
@@ -291,9 +301,14 @@ class Preemptor:
 
     # ---- classic -----------------------------------------------------------------------------------
     def _classical(self, ctx: _Context) -> list[Target]:
-        candidates = _CandidateIterator(self, ctx)
         forbidden = ctx.cq.spec.preemption.borrow_within_cohort == names.NEVER
-        if candidates.no_candidate_from_other_queues or (forbidden and not _queue_under_nominal(ctx)):
+        # With borrowWithinCohort Never and the preemptor's ClusterQueue at or over nominal, the only
+        # attempt allows borrowing, which skips every reclaim-without-borrowing candidate: the candidates
+        # of other ClusterQueues without a hierarchical advantage are all of that variant (see
+        # :meth:`_CandidateIterator._variant`), so they are not collected at all.
+        borrowing_only = forbidden and not _queue_under_nominal(ctx)
+        candidates = _CandidateIterator(self, ctx, with_priority_group=not borrowing_only or not self.shortcuts)
+        if borrowing_only or candidates.no_candidate_from_other_queues:
             attempts = [True]
         elif forbidden and candidates.no_candidate_for_hierarchical_reclaim:
             attempts = [False, True]
@@ -351,12 +366,12 @@ def _by_key(candidate: _Candidate) -> tuple[Any, ...]:
 class _CandidateIterator:
     """``classical/candidate_generator.go``."""
 
-    def __init__(self, preemptor: Preemptor, ctx: _Context) -> None:
+    def __init__(self, preemptor: Preemptor, ctx: _Context, with_priority_group: bool = True) -> None:
         self.preemptor = preemptor
         self.ctx = ctx
         self.static = preemptor.static
         same_queue = self._same_queue_candidates()
-        hierarchy, priority = self._hierarchical_candidates()
+        hierarchy, priority = self._hierarchical_candidates(with_priority_group)
         # CandidatesOrdering within each group: its "same ClusterQueue" part is the same for all members.
         for group in (same_queue, hierarchy, priority):
             group.sort(key=_by_key)
@@ -418,8 +433,16 @@ class _CandidateIterator:
 
     def _from_cq(self, state: ClusterQueueState, lca: ResourceNode | None, advantage: bool) -> list[_Candidate]:
         out = []
-        frs, static = self.ctx.frs, self.static
+        ctx = self.ctx
+        frs, static = ctx.frs, self.static
+        # LowerPriority (the default withinClusterQueue policy) rules out the others by priority alone:
+        # checked before reading anything else of them (``_variant`` would answer V_NEVER).
+        below = ctx.info.priority if (self.preemptor.shortcuts and ctx.cq.spec.preemption.within_cluster_queue
+                                      == names.LOWER_PRIORITY) else None
+        cq_name = ctx.cq.name
         for info in state.workloads.values():
+            if below is not None and info.priority >= below and info.cluster_queue == cq_name:
+                continue
             key, evicted, used = static(info)
             variant = self._variant(info, advantage, not frs.isdisjoint(used))
             if variant != V_NEVER:
@@ -431,7 +454,7 @@ class _CandidateIterator:
             return []
         return self._from_cq(self.ctx.cq, None, False)
 
-    def _hierarchical_candidates(self) -> tuple[list[_Candidate], list[_Candidate]]:
+    def _hierarchical_candidates(self, with_priority_group: bool = True) -> tuple[list[_Candidate], list[_Candidate]]:
         ctx = self.ctx
         hierarchy: list[_Candidate] = []
         priority: list[_Candidate] = []
@@ -441,7 +464,8 @@ class _CandidateIterator:
         advantage, remaining = quantities_fit_in_quota(ctx.cq.node, ctx.usage)
         for root in ctx.cq.node.ancestors():
             out = hierarchy if advantage else priority
-            self._collect(root, root, previous, advantage, out)
+            if advantage or with_priority_group:
+                self._collect(root, root, previous, advantage, out)
             fits, remaining = quantities_fit_in_quota(root, remaining)
             advantage = advantage or fits
             previous = root
@@ -468,7 +492,7 @@ class _CandidateIterator:
         list (``classifyPreemptionVariant`` reads nothing else of them; the timestamp only for
         LowerOrNewerEqualPriority)."""
         preemptor = self.preemptor
-        if not preemptor._frozen:
+        if not preemptor._frozen or not preemptor.shortcuts:
             return self._from_cq(state, lca, advantage)
         ctx = self.ctx
         preemption = ctx.cq.spec.preemption

@@ -517,29 +517,26 @@ def _virtual_available(node: Any, fr: Any, removed_at: dict[Any, FRQuantities]) 
     """``ClusterQueueSnapshot.Available`` as if ``removed_at[cq][fr]`` were removed from each ClusterQueue
     (bubbling up as :func:`~jobsetctl.kueue.engine.quota.remove_usage` would)."""
     removed: dict[Any, int] = {}
-    pending: dict[Any, int] = {}
+    # Bottom-up, one depth at a time (a node's parent is one level up, so each node is reached once, with
+    # everything its children pass it): a node passes min(removed, what it stored in its parent) up.
+    levels: dict[int, dict[Any, int]] = {}
     for cq_node, values in removed_at.items():
         value = values.get(fr, 0)
         if value:
-            pending[cq_node] = pending.get(cq_node, 0) + value
-    # bottom-up: a node passes min(removed, what it stored in its parent) up
-    depth: dict[Any, int] = {}
-
-    def depth_of(n: Any) -> int:
-        d = depth.get(n)
-        if d is None:
-            d = depth[n] = _depth(n)
-        return d
-    while pending:
-        deepest = max(pending, key=depth_of)
-        value = pending.pop(deepest)
-        removed[deepest] = removed.get(deepest, 0) + value
-        parent = deepest.parent
-        if parent is None:
-            continue
-        stored = deepest.usage.get(fr, 0) - deepest.local_quota(fr)
-        if stored > 0:
-            pending[parent] = pending.get(parent, 0) + min(removed[deepest], stored)
+            level = levels.setdefault(_depth(cq_node), {})
+            level[cq_node] = level.get(cq_node, 0) + value
+    depth = max(levels, default=-1)
+    while depth >= 0:
+        for current, value in levels.pop(depth, {}).items():
+            removed[current] = value
+            parent = current.parent
+            if parent is None:
+                continue
+            stored = current.usage.get(fr, 0) - current.local_quota(fr)
+            if stored > 0:
+                level = levels.setdefault(depth - 1, {})
+                level[parent] = level.get(parent, 0) + min(value, stored)
+        depth -= 1
 
     def usage_of(n: Any) -> int:
         return n.usage.get(fr, 0) - removed.get(n, 0)

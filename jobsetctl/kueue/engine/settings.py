@@ -53,6 +53,9 @@ class EngineSettings:
     fair_sharing: tuple[str, ...] | None = None
     manage_jobs_without_queue_name: bool = False
     admission_checks: dict[str, AdmissionCheckBehaviour] = field(default_factory=dict)
+    #: Tests only: off, classic preemption searches every time as upstream does (no answer reused, no
+    #: candidate skipped for being known useless), so a property test can compare the shortcuts with it.
+    preemption_shortcuts: bool = True
 
     def gate(self, name: str) -> bool:
         value = self.gates.get(name)

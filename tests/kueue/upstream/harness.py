@@ -66,7 +66,7 @@ def quantity(value: Any) -> Fraction:
 
 class Harness:
     def __init__(self, *, gates: dict[str, bool] | None = None, fair_sharing: tuple[str, ...] | None = None,
-                 wait_for_pods_ready: Any = None) -> None:
+                 wait_for_pods_ready: Any = None, preemption_shortcuts: bool = True) -> None:
         self.clock = VirtualClock()
         self.clock.advance_to(T0)
         version = DEFAULT_KUBE_VERSION
@@ -75,7 +75,8 @@ class Harness:
         self.recorder = Recorder(self.clock)
         all_gates = DEFAULT_GATES.as_dict()
         all_gates.update(gates or {})
-        settings = EngineSettings(gates=all_gates, wait_for_pods_ready=wait_for_pods_ready, fair_sharing=fair_sharing)
+        settings = EngineSettings(gates=all_gates, wait_for_pods_ready=wait_for_pods_ready, fair_sharing=fair_sharing,
+                                  preemption_shortcuts=preemption_shortcuts)
         self.engine = Engine(self.api, self.clock, self.recorder, settings)
 
     # ---- inputs ----------------------------------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""The classic preemption shortcuts (:class:`jobsetctl.kueue.engine.preemption.Preemptor`) change no answer.
+
+With ``EngineSettings.preemption_shortcuts`` off (tests only), every target search runs in full, as
+upstream's ``GetTargets`` does: no answer of the nomination phase is reused, a ClusterQueue's own
+workloads are all classified, and the candidates of other ClusterQueues are collected even where the
+only attempt (borrowWithinCohort Never, preemptor at or over nominal) skips them. On generated Cohorts
+of ClusterQueues with admitted workloads and pending ones, a few scheduling cycles must leave the same
+admissions, evictions, conditions and preemption records either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.kueue.upstream.harness import Harness, norm_status
+
+K = "kueue.x-k8s.io/v1beta2"
+POLICIES_WITHIN = ["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
+POLICIES_RECLAIM = ["Never", "Any", "LowerPriority", "LowerOrNewerEqualPriority"]
+
+
+@st.composite
+def setups(draw: st.DrawFn) -> dict[str, Any]:
+    queues = draw(st.integers(1, 4))
+    cqs = []
+    for i in range(queues):
+        nominal = draw(st.integers(0, 8))
+        resource: dict[str, Any] = {"name": "cpu", "nominalQuota": str(nominal)}
+        borrowing = draw(st.one_of(st.none(), st.integers(0, 6)))
+        if borrowing is not None:
+            resource["borrowingLimit"] = str(borrowing)
+        lending = draw(st.one_of(st.none(), st.integers(0, nominal)))
+        if lending is not None:
+            resource["lendingLimit"] = str(lending)
+        borrow_within: dict[str, Any] = {"policy": draw(st.sampled_from(["Never", "LowerPriority"]))}
+        if borrow_within["policy"] != "Never" and draw(st.booleans()):
+            borrow_within["maxPriorityThreshold"] = draw(st.integers(0, 2)) * 100
+        preemption = {"withinClusterQueue": draw(st.sampled_from(POLICIES_WITHIN)),
+                      "reclaimWithinCohort": draw(st.sampled_from(POLICIES_RECLAIM)),
+                      "borrowWithinCohort": borrow_within}
+        spec: dict[str, Any] = {"namespaceSelector": {}, "preemption": preemption, "resourceGroups": [
+            {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [resource]}]}]}
+        if i == 0 or draw(st.integers(0, 3)):  # now and then a ClusterQueue outside the Cohort
+            spec["cohortName"] = "org"
+        cqs.append({"apiVersion": K, "kind": "ClusterQueue", "metadata": {"name": f"cq{i}"}, "spec": spec})
+    admitted = [{"cq": draw(st.integers(0, queues - 1)), "cpu": draw(st.integers(1, 4)),
+                 "priority": draw(st.integers(0, 2)) * 100, "at": draw(st.integers(0, 50))}
+                for _ in range(draw(st.integers(0, 8)))]
+    pending = [{"cq": draw(st.integers(0, queues - 1)), "cpu": draw(st.integers(1, 6)),
+                "priority": draw(st.integers(0, 2)) * 100, "at": draw(st.integers(0, 50))}
+               for _ in range(draw(st.integers(1, 4)))]
+    return {"cqs": cqs, "admitted": admitted, "pending": pending}
+
+
+def _workload(name: str, w: dict[str, Any], admitted: bool) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": K, "kind": "Workload",
+        "metadata": {"name": name, "namespace": "default", "uid": name, "creationTimestamp": {"$time": -100 + w["at"]}},
+        "spec": {"queueName": f"lq{w['cq']}", "priority": w["priority"], "podSets": [
+            {"name": "main", "count": 1, "template": {"spec": {"containers": [
+                {"name": "c", "resources": {"requests": {"cpu": str(w["cpu"])}}}]}}}]}}
+    if admitted:
+        at = {"$time": -50 + w["at"]}
+        obj["status"] = {
+            "admission": {"clusterQueue": f"cq{w['cq']}", "podSetAssignments": [
+                {"name": "main", "flavors": {"cpu": "f"}, "resourceUsage": {"cpu": str(w["cpu"])}, "count": 1}]},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
+                 "lastTransitionTime": at},
+                {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "",
+                 "lastTransitionTime": at}]}
+    return obj
+
+
+def _run(setup: dict[str, Any], shortcuts: bool) -> dict[str, Any]:
+    h = Harness(preemption_shortcuts=shortcuts)
+    h.add({"apiVersion": K, "kind": "ResourceFlavor", "metadata": {"name": "f"}})
+    for cq in setup["cqs"]:
+        h.add(cq)
+    for i in range(len(setup["cqs"])):
+        h.add({"apiVersion": K, "kind": "LocalQueue", "metadata": {"name": f"lq{i}", "namespace": "default"},
+               "spec": {"clusterQueue": f"cq{i}"}})
+    for j, w in enumerate(setup["admitted"]):
+        h.add(_workload(f"a{j}", w, True))
+    for j, w in enumerate(setup["pending"]):
+        h.add(_workload(f"p{j}", w, False))
+    for _ in range(3):
+        h.schedule()
+    return {
+        "assignments": h.assignments(),
+        "workloads": {obj["metadata"]["name"]: norm_status(h, obj) for obj in h.workloads()},
+        "preemptions": [(p.victim, p.preemptor, p.reason) for p in h.engine.history.preemptions],
+        "usage": {name: dict(state.node.usage) for name, state in h.engine.cache.cluster_queues.items()},
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups())
+def test_the_preemption_shortcuts_change_no_outcome(setup: dict[str, Any]) -> None:
+    assert _run(setup, True) == _run(setup, False)
