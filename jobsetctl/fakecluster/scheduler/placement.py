@@ -236,8 +236,12 @@ class Placer:
                 if not nodes:
                     continue
             if fast:
-                count, fraction = self._estimate(pods, key, value, nodes)
-                evaluated = _evaluated(len(pods), count, stop)
+                # The fraction only ranks feasible domains and the evaluated count only describes the
+                # first one: a failing gang's scan over every domain (a fifth of the day's gangs wait,
+                # each retry scans) works out neither for the others.
+                count = self._estimate_count(pods, key, value, nodes)
+                fraction = None
+                evaluated = _evaluated(len(pods), count, stop) if first is None else 0
             else:
                 trial = self.place(pods, self._node_set(key, value, nodes, scope), stop)
                 count, fraction, evaluated = trial.count, self._fraction(pods[: trial.count], nodes), trial.evaluated
@@ -249,6 +253,8 @@ class Placer:
             if closest is None or count + bound_here > closest[0]:
                 closest = (count + bound_here, value)
             if count + bound_here >= need and count > 0:
+                if fraction is None:
+                    fraction = self._estimate_fraction(pods, key, value, count)
                 candidate = (count, fraction, value)
                 if best is None or (candidate[0], candidate[1]) > (best[0], best[1]):
                     best = candidate
@@ -312,20 +318,25 @@ class Placer:
         allocatable = dict(zip(resources, map(sum, zip(*allocatable_rows, strict=True)), strict=True)) if allocatable_rows else {}
         return capacity, used, allocatable
 
-    def _estimate(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo]) -> tuple[int, float]:
-        """(pods that fit, allocation fraction) without simulating (the fast path applies)."""
-        s = self.s
+    def _estimate_count(self, pods: list[PodInfo], key: str, value: str, nodes: list[NodeInfo]) -> int:
+        """How many of ``pods`` fit in the domain, without simulating (the fast path applies); the
+        domain's sums stay cached for :meth:`_estimate_fraction`."""
         first = pods[0]
         cache_key = (key, value, first.static.key)
-        version = self.domain_versions.version(key, value)
+        generation = self.s.snapshot.spec_generation
+        version = self.domain_versions.versions.get((key, value), 0)
         cached = self._estimates.get(cache_key)
-        if cached is not None and cached[0] == s.snapshot.spec_generation and cached[1] == version:
-            _, _, capacity, used, allocatable = cached
-        else:
+        if cached is None or cached[0] != generation or cached[1] != version:
             capacity, used, allocatable = self.domain_stats(first, nodes)
-            self._estimates[cache_key] = (s.snapshot.spec_generation, version, capacity, used, allocatable)
-        count = min(len(pods), capacity)
-        return count, _fraction(first.requests, count, used, allocatable)
+            cached = self._estimates[cache_key] = (generation, version, capacity, used, allocatable)
+        return min(len(pods), cached[2])
+
+    def _estimate_fraction(self, pods: list[PodInfo], key: str, value: str, count: int) -> float:
+        """The allocation fraction of the domain with ``count`` of ``pods`` placed, from the sums
+        :meth:`_estimate_count` just cached."""
+        first = pods[0]
+        _, _, _, used, allocatable = self._estimates[(key, value, first.static.key)]
+        return _fraction(first.requests, count, used, allocatable)
 
     def _fraction(self, pods: list[PodInfo], nodes: list[NodeInfo]) -> float:
         """Allocation fraction of a domain whose nodes already hold the trial's assumed pods."""
