@@ -330,8 +330,17 @@ class Framework:
                 else:
                     diagnosis.count(len(alike), shared)
         else:
+            # Resource fit's status depends only on the node's usage bucket key (nodes with nominated pods
+            # are checked with their nominations by ``_diagnose_node``): one check per key.
+            by_key: dict[Any, Status | None] = {}
+            check, pod = self.fit.check, state.pod
             for node in node_set.nodes:
-                self._diagnose_node(state, node, diagnosis, dynamic, self.fit.check(state.pod, node))
+                key = node.bucket_key
+                if key in by_key:
+                    shared = by_key[key]
+                else:
+                    shared = by_key[key] = check(pod, node)
+                self._diagnose_node(state, node, diagnosis, dynamic, shared)
         return diagnosis
 
     def _static_diagnosis(self, state: CycleState, diagnosis: Diagnosis, per_node: bool) -> None:

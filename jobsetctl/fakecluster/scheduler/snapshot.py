@@ -40,6 +40,11 @@ from jobsetctl.fakecluster.scheduler.podinfo import (
 
 #: Node sets at least this big get a bucket index; smaller ones are scanned node by node.
 INDEX_THRESHOLD = 48
+#: ... but a node set other than the whole cluster (whose index is kept anyway) needs its own index, which
+#: every pod added to or removed from one of its nodes moves in: below this size (a rack of the contended
+#: day: 50 nodes, a hundred of them at 5,000 nodes, more than :data:`MAX_EXTRA_INDEXES`) that upkeep
+#: costs more than the scan it saves.
+EXTRA_INDEX_THRESHOLD = 128
 #: Extra bucket indexes (static masks, large domains) kept at once.
 MAX_EXTRA_INDEXES = 64
 DEFAULT_MAX_PODS = 110
@@ -530,7 +535,7 @@ class Snapshot:
         index: BucketIndex | None = None
         if len(nodes) == len(self.nodes) and len(nodes) >= INDEX_THRESHOLD:
             index = self.all_nodes
-        elif len(nodes) >= INDEX_THRESHOLD:
+        elif len(nodes) >= EXTRA_INDEX_THRESHOLD:
             index = BucketIndex(key, nodes)
         node_set = NodeSet(key, nodes, index)
         self._extra[key] = node_set
