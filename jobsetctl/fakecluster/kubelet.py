@@ -83,9 +83,29 @@ class Behaviour:
     problems: tuple[str, ...] = ()
 
 
+#: Behaviours by the four annotation values: the pods of one template share them (a start parsed the
+#: durations of every pod again), and a Behaviour (problems included) follows from the values alone.
+_BEHAVIOURS: dict[tuple[Any, ...], Behaviour] = {}
+_MAX_BEHAVIOURS = 10_000
+_MISSING = object()
+
+
 def behaviour_of(pod: Object) -> Behaviour:
     """The annotations of a pod as a :class:`Behaviour`; a malformed value is ignored and reported."""
     annotations = _mapping(_mapping(pod.get("metadata")).get("annotations"))
+    values = (annotations.get(DURATION_ANNOTATION, _MISSING), annotations.get(READY_AFTER_ANNOTATION, _MISSING),
+              annotations.get(FAIL_AFTER_ANNOTATION, _MISSING), annotations.get(FAIL_ATTEMPTS_ANNOTATION, _MISSING))
+    if not all(value is _MISSING or type(value) is str for value in values):
+        return _parse_behaviour(annotations)  # malformed input (1 and True are equal keys): not kept
+    found = _BEHAVIOURS.get(values)
+    if found is None:
+        if len(_BEHAVIOURS) >= _MAX_BEHAVIOURS:
+            _BEHAVIOURS.clear()
+        found = _BEHAVIOURS[values] = _parse_behaviour(annotations)
+    return found
+
+
+def _parse_behaviour(annotations: dict[str, Any]) -> Behaviour:
     problems: list[str] = []
 
     def seconds(key: str) -> float | None:
