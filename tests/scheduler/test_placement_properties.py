@@ -4,7 +4,8 @@
   key's fit and score worked out once, the best node the top of a heap) places every pod where the
   per-pod filter-and-score pass (:meth:`Framework.find_node`, one scan of the node set per pod) does;
 * :meth:`Framework.diagnose` on such a node set (one resource-fit check per usage bucket key) gives the
-  reasons and per-node statuses of one check per node.
+  reasons and per-node statuses of one check per node;
+* a node's usage bucket key, worked out lazily when no index holds the node, is always the current one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from jobsetctl.fakecluster.scheduler.interface import CycleState, Diagnosis
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
+from jobsetctl.fakecluster.scheduler.snapshot import BucketIndex
 from tests.scheduler.harness import Sim
 
 #: (cpu, pods allowed, cpu of each pod already bound there)
@@ -78,3 +80,33 @@ def test_diagnosis_by_usage_bucket_equals_one_check_per_node(nodes: list[tuple[i
     assert diagnosis.reasons == expected.reasons
     assert diagnosis.node_status == expected.node_status
     assert diagnosis.unschedulable_plugins == expected.unschedulable_plugins
+
+
+@settings(max_examples=40, deadline=None)
+@given(nodes=nodes_strategy, pending=st.integers(2, 8), cpu=st.integers(1, 3), indexed=st.integers(0, 12))
+def test_usage_bucket_keys_stay_current_with_or_without_an_index(
+    nodes: list[tuple[int, int, list[int]]], pending: int, cpu: int, indexed: int,
+) -> None:
+    """A node no index holds works its bucket key out only when asked; one in an index keeps it current
+    and sits in the bucket of that key, through pods added and removed."""
+    sim, pods = _cluster(nodes, pending, cpu)
+    s = sim.scheduler
+    ordered = s.snapshot.ordered_nodes()
+    index = BucketIndex("test", ordered[:indexed])
+
+    def check() -> None:
+        for node in ordered:
+            assert node.current_key() == node.usage_key()
+        for key, bucket in index.buckets.items():
+            for node in bucket.members.values():
+                assert node.bucket_key == key == node.usage_key()
+        assert sorted(index.names) == sorted(n.name for n in ordered[:indexed])
+
+    check()
+    placer = s.group_cycle.placer
+    everything = s.snapshot.node_set(("test-rack",), lambda: list(ordered))
+    placement = placer.place(pods, everything, None, on_fail=lambda *_: None)
+    check()
+    placer.rollback(placement)
+    check()
+    index.detach()

@@ -335,7 +335,7 @@ class Framework:
             by_key: dict[Any, Status | None] = {}
             check, pod = self.fit.check, state.pod
             for node in node_set.nodes:
-                key = node.bucket_key
+                key = node.current_key()
                 if key in by_key:
                     shared = by_key[key]
                 else:

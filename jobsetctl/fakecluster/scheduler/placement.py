@@ -173,7 +173,7 @@ class Placer:
         by_key: dict[Any, int | None] = {}
 
         def score_of(node: NodeInfo) -> int | None:
-            key = node.bucket_key
+            key = node.current_key()
             if key in by_key:
                 return by_key[key]
             value = by_key[key] = least_allocated(first, node) if fits(first, node) else None

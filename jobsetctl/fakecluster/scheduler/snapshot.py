@@ -81,7 +81,10 @@ class NodeInfo:
         self.nominated: dict[str, PodInfo] = {}
         self.indexes: list[BucketIndex] = []
         self.class_key: tuple[Any, ...] = ()
-        self.bucket_key: BucketKey = ()
+        #: :meth:`usage_key` as of the last change, or None: a node no index holds gets it worked out only
+        #: when asked (:meth:`current_key`), not at every pod added or removed. A node in an index always
+        #: has it (its bucket there).
+        self.bucket_key: BucketKey | None = None
         #: Bumped whenever pods, usage or the node spec change.
         self.version = 0
 
@@ -114,6 +117,13 @@ class NodeInfo:
     def usage_key(self) -> BucketKey:
         return (self.class_key, tuple(sorted(self.requested.items())), self.pod_count, self.nonzero_cpu,
                 self.nonzero_memory)
+
+    def current_key(self) -> BucketKey:
+        """The usage bucket key (capacity class and usage): nodes with equal keys fit and score alike."""
+        key = self.bucket_key
+        if key is None:
+            key = self.bucket_key = self.usage_key()
+        return key
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
@@ -183,14 +193,14 @@ class BucketIndex:
         if node.name in self.names:
             return
         self.names.add(node.name)
-        self._put(node, node.bucket_key)
+        self._put(node, node.current_key())
         node.indexes.append(self)
 
     def discard(self, node: NodeInfo) -> None:
         if node.name not in self.names:
             return
         self.names.discard(node.name)
-        self._take(node, node.bucket_key)
+        self._take(node, node.current_key())
         if self in node.indexes:
             node.indexes.remove(self)
 
@@ -258,7 +268,9 @@ class Snapshot:
         #: Nominations set aside while their pod is assumed (see :meth:`add_pod`).
         self._set_aside: dict[str, str] = {}
         self._pod_labels: dict[tuple[str, str], dict[str, PodInfo]] | None = None
-        self.all_nodes = BucketIndex("all", ())
+        #: The whole cluster's bucket index, built when a node set of every node first asks for it (the rack
+        #: day never does: every gang is placed in a rack) and kept up to date from then on.
+        self._all_nodes: BucketIndex | None = None
         self._extra: OrderedDict[Any, NodeSet] = OrderedDict()
         self._domains: dict[str, tuple[int, dict[str, list[NodeInfo]]]] = {}
         self._node_labels: tuple[int, dict[tuple[str, str], list[NodeInfo]]] | None = None
@@ -295,8 +307,8 @@ class Snapshot:
             self.spec_generation += 1
             self.change_counter += 1
             self._reindex(node)
-            if added:
-                self.all_nodes.add(node)
+            if added and self._all_nodes is not None:
+                self._all_nodes.add(node)
             self._drop_extra_indexes()
         if added:
             for pod in self.absent.pop(name, {}).values():
@@ -326,12 +338,15 @@ class Snapshot:
         self._extra.clear()
 
     def _reindex(self, node: NodeInfo) -> None:
-        old = node.bucket_key
-        node.bucket_key = node.usage_key()
         node.version += 1
-        if old != node.bucket_key:
+        if not node.indexes:
+            node.bucket_key = None  # worked out when asked (NodeInfo.current_key)
+            return
+        old = node.bucket_key
+        new = node.bucket_key = node.usage_key()
+        if old != new:
             for index in node.indexes:
-                index.move(node, old, node.bucket_key)
+                index.move(node, old, new)  # type: ignore[arg-type]  # a node in an index has its key
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -541,9 +556,15 @@ class Snapshot:
         self._extra[key] = node_set
         while len(self._extra) > MAX_EXTRA_INDEXES:
             _, evicted = self._extra.popitem(last=False)
-            if evicted.index is not None and evicted.index is not self.all_nodes:
+            if evicted.index is not None and evicted.index is not self._all_nodes:
                 evicted.index.detach()
         return node_set
+
+    @property
+    def all_nodes(self) -> BucketIndex:
+        if self._all_nodes is None:
+            self._all_nodes = BucketIndex("all", self.ordered_nodes())
+        return self._all_nodes
 
     def everything(self) -> NodeSet:
         return self.node_set("all", lambda: list(self.ordered_nodes()))
