@@ -80,6 +80,11 @@ def test_diagnosis_by_usage_bucket_equals_one_check_per_node(nodes: list[tuple[i
     assert diagnosis.reasons == expected.reasons
     assert diagnosis.node_status == expected.node_status
     assert diagnosis.unschedulable_plugins == expected.unschedulable_plugins
+    # The histogram alone (a group's status text): nodes counted per usage bucket key.
+    histogram = framework.diagnose(CycleState(pods[0], restrict=restrict, in_group_cycle=True), None, per_node=False)
+    assert histogram.reasons == expected.reasons
+    assert histogram.unschedulable_plugins == expected.unschedulable_plugins
+    assert histogram.num_nodes == expected.num_nodes
 
 
 @settings(max_examples=40, deadline=None)

@@ -332,8 +332,23 @@ class Framework:
         else:
             # Resource fit's status depends only on the node's usage bucket key (nodes with nominated pods
             # are checked with their nominations by ``_diagnose_node``): one check per key.
-            by_key: dict[Any, Status | None] = {}
             check, pod = self.fit.check, state.pod
+            if not per_node and not dynamic and not snapshot.nominated:
+                # Only the histogram, as the indexed path above: nodes counted per key, one status each.
+                samples: dict[Any, NodeInfo] = {}
+                counts: dict[Any, int] = {}
+                for node in node_set.nodes:
+                    key = node.current_key()
+                    if key in counts:
+                        counts[key] += 1
+                    else:
+                        counts[key], samples[key] = 1, node
+                for key, count in counts.items():
+                    status = check(pod, samples[key])
+                    if status is not None:
+                        diagnosis.count(count, status)
+                return diagnosis
+            by_key: dict[Any, Status | None] = {}
             for node in node_set.nodes:
                 key = node.current_key()
                 if key in by_key:
