@@ -392,8 +392,10 @@ class Kubelet(Controller):
             run.exit_at, run.exit_code = None, 0
 
     def _write_ready_conditions(self, pod: Object, ready: bool, now: str, reason: str) -> None:
-        names = [str(_mapping(c).get("name")) for c in _list(_mapping(pod.get("spec")).get("containers"))]
-        message = None if ready else f"containers with unready status: [{' '.join(names)}]"
+        message = None
+        if not ready:
+            names = [str(_mapping(c).get("name")) for c in _list(_mapping(pod.get("spec")).get("containers"))]
+            message = f"containers with unready status: [{' '.join(names)}]"
         set_pod_condition(pod, "Ready", "True" if ready else "False", now,
                           None if ready else reason, message)
         set_pod_condition(pod, "ContainersReady", "True" if ready else "False", now,
