@@ -44,7 +44,7 @@ from typing import Any
 
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.manager import Controller, Manager
-from jobsetctl.fakecluster.nodelifecycle import NodeLifecycle, set_pod_condition
+from jobsetctl.fakecluster.nodelifecycle import ConditionUpdate, NodeLifecycle, set_pod_conditions
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.duration import DurationError, parse_duration
@@ -364,8 +364,7 @@ class Kubelet(Controller):
              "restartCount": 0, "started": True, "state": {"running": {"startedAt": now}}}
             for c in _list(spec.get("containers"))
         ]
-        set_pod_condition(pod, "Initialized", "True", now)
-        self._write_ready_conditions(pod, False, now, "ContainersNotReady")
+        self._write_ready_conditions(pod, False, now, "ContainersNotReady", before=(("Initialized", "True", None, None),))
         self._begin_attempt(pod, run)
         self.recorder.record_for(pod, "Started", node=node)
         for c in _list(spec.get("containers")):
@@ -391,15 +390,15 @@ class Kubelet(Controller):
         else:
             run.exit_at, run.exit_code = None, 0
 
-    def _write_ready_conditions(self, pod: Object, ready: bool, now: str, reason: str) -> None:
+    def _write_ready_conditions(self, pod: Object, ready: bool, now: str, reason: str,
+                                before: tuple[ConditionUpdate, ...] = ()) -> None:
+        """Ready and ContainersReady (after the conditions ``before``, in one pass over the pod's list)."""
         message = None
         if not ready:
             names = [str(_mapping(c).get("name")) for c in _list(_mapping(pod.get("spec")).get("containers"))]
             message = f"containers with unready status: [{' '.join(names)}]"
-        set_pod_condition(pod, "Ready", "True" if ready else "False", now,
-                          None if ready else reason, message)
-        set_pod_condition(pod, "ContainersReady", "True" if ready else "False", now,
-                          None if ready else reason, message)
+        status, why = ("True", None) if ready else ("False", reason)
+        set_pod_conditions(pod, now, (*before, ("Ready", status, why, message), ("ContainersReady", status, why, message)))
 
     def _set_ready(self, pod: Object, run: PodRun, ready: bool) -> None:
         run.ready = ready
