@@ -5,7 +5,8 @@
   per-pod filter-and-score pass (:meth:`Framework.find_node`, one scan of the node set per pod) does;
 * :meth:`Framework.diagnose` on such a node set (one resource-fit check per usage bucket key) gives the
   reasons and per-node statuses of one check per node;
-* a node's usage bucket key, worked out lazily when no index holds the node, is always the current one.
+* a node's usage bucket key, worked out lazily when no index holds the node, is always the current one, and
+  its number (:meth:`NodeInfo.current_id`) is the same for equal keys only.
 """
 
 from __future__ import annotations
@@ -100,8 +101,13 @@ def test_usage_bucket_keys_stay_current_with_or_without_an_index(
     index = BucketIndex("test", ordered[:indexed])
 
     def check() -> None:
+        ids: dict[object, set[int]] = {}
         for node in ordered:
             assert node.current_key() == node.usage_key()
+            ids.setdefault(node.current_key(), set()).add(node.current_id())
+        # One number per key, a different one for each key.
+        assert all(len(numbers) == 1 for numbers in ids.values())
+        assert len({n for numbers in ids.values() for n in numbers}) == len(ids)
         for key, bucket in index.buckets.items():
             for node in bucket.members.values():
                 assert node.bucket_key == key == node.usage_key()

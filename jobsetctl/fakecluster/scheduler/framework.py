@@ -335,10 +335,10 @@ class Framework:
             check, pod = self.fit.check, state.pod
             if not per_node and not dynamic and not snapshot.nominated:
                 # Only the histogram, as the indexed path above: nodes counted per key, one status each.
-                samples: dict[Any, NodeInfo] = {}
-                counts: dict[Any, int] = {}
+                samples: dict[int, NodeInfo] = {}
+                counts: dict[int, int] = {}
                 for node in node_set.nodes:
-                    key = node.current_key()
+                    key = node.current_id()
                     if key in counts:
                         counts[key] += 1
                     else:
@@ -348,9 +348,9 @@ class Framework:
                     if status is not None:
                         diagnosis.count(count, status)
                 return diagnosis
-            by_key: dict[Any, Status | None] = {}
+            by_key: dict[int, Status | None] = {}
             for node in node_set.nodes:
-                key = node.current_key()
+                key = node.current_id()
                 if key in by_key:
                     shared = by_key[key]
                 else:

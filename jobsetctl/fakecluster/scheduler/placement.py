@@ -160,7 +160,8 @@ class Placer:
         took a pod — the same choices as filtering and scoring the whole set for each pod (nothing else
         changes between two pods), at a fraction of the work. A node's fit and score depend only on its
         usage bucket key (capacity class and usage; no nominated pods on the fast path), so each key is
-        worked out once; the best node (highest score, then lowest index) is the top of a heap."""
+        worked out once (by its number: hashing the key itself cost more than the scoring it saved); the
+        best node (highest score, then lowest index) is the top of a heap."""
         s = self.s
         first = pods[0]
         framework = s.framework_for(first)
@@ -170,20 +171,20 @@ class Placer:
         if framework.run_pre_filter(probe) is not None:
             return None
         fits = framework.fit.fits
-        by_key: dict[Any, int | None] = {}
-
-        def score_of(node: NodeInfo) -> int | None:
-            key = node.current_key()
-            if key in by_key:
-                return by_key[key]
-            value = by_key[key] = least_allocated(first, node) if fits(first, node) else None
-            return value
-
+        # usage bucket key (its number) -> the negated score of a node with that key, or None where the pod
+        # does not fit
+        by_key: dict[int, int | None] = {}
         heap: list[tuple[int, int, NodeInfo]] = []
         for node in framework.candidates(probe).nodes:
-            score = score_of(node)
+            key = node.bucket_id
+            if key is None:
+                key = node.current_id()
+            if key in by_key:
+                score = by_key[key]
+            else:
+                score = by_key[key] = -least_allocated(first, node) if fits(first, node) else None
             if score is not None:
-                heap.append((-score, node.index, node))
+                heap.append((score, node.index, node))
         heapq.heapify(heap)
         add_pod = s.snapshot.add_pod
         result = Placement(scope=restrict)
@@ -192,9 +193,11 @@ class Placer:
                 node = heap[0][2]
                 add_pod(pod, node.name)
                 result.placed.append((pod, node))
-                score = score_of(node)
+                # The node that took the pod is scored again directly: its new key would cost more to
+                # work out than the fit and the score.
+                score = -least_allocated(first, node) if fits(first, node) else None
                 if score is not None:
-                    heapq.heapreplace(heap, (-score, node.index, node))
+                    heapq.heapreplace(heap, (score, node.index, node))
                 else:
                     heapq.heappop(heap)
             else:

@@ -45,6 +45,10 @@ INDEX_THRESHOLD = 48
 #: day: 50 nodes, a hundred of them at 5,000 nodes, more than :data:`MAX_EXTRA_INDEXES`) that upkeep
 #: costs more than the scan it saves.
 EXTRA_INDEX_THRESHOLD = 128
+#: Usage bucket keys by number (:meth:`NodeInfo.current_id`), process-wide; ids come from one counter.
+_KEY_IDS: dict[Any, int] = {}
+_KEY_ID_SERIAL = itertools.count()
+_MAX_KEY_IDS = 100_000
 #: Extra bucket indexes (static masks, large domains) kept at once.
 MAX_EXTRA_INDEXES = 64
 DEFAULT_MAX_PODS = 110
@@ -57,7 +61,7 @@ class NodeInfo:
     """A node plus what is running (or assumed) on it."""
 
     __slots__ = (
-        "allocatable", "allowed_pods", "anti_affinity_pods", "bucket_key", "class_key", "index",
+        "allocatable", "allowed_pods", "anti_affinity_pods", "bucket_id", "bucket_key", "class_key", "index",
         "indexes", "labels", "name", "nominated", "nonzero_cpu", "nonzero_memory", "obj", "pod_count",
         "pods", "requested", "taints", "unschedulable", "version",
     )
@@ -85,6 +89,8 @@ class NodeInfo:
         #: when asked (:meth:`current_key`), not at every pod added or removed. A node in an index always
         #: has it (its bucket there).
         self.bucket_key: BucketKey | None = None
+        #: A small number standing for :attr:`bucket_key` (:meth:`current_id`), or None until asked.
+        self.bucket_id: int | None = None
         #: Bumped whenever pods, usage or the node spec change.
         self.version = 0
 
@@ -124,6 +130,20 @@ class NodeInfo:
         if key is None:
             key = self.bucket_key = self.usage_key()
         return key
+
+    def current_id(self) -> int:
+        """A number equal for two nodes exactly when their :meth:`current_key` is: a cheap dict key for the
+        memos of one placement pass (a key is a nested tuple, hashed anew at every lookup)."""
+        found = self.bucket_id
+        if found is None:
+            key = self.current_key()
+            found = _KEY_IDS.get(key)
+            if found is None:
+                if len(_KEY_IDS) >= _MAX_KEY_IDS:
+                    _KEY_IDS.clear()  # ids are never reused: a key seen again gets a new one
+                found = _KEY_IDS[key] = next(_KEY_ID_SERIAL)
+            self.bucket_id = found
+        return found
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
@@ -339,6 +359,7 @@ class Snapshot:
 
     def _reindex(self, node: NodeInfo) -> None:
         node.version += 1
+        node.bucket_id = None
         if not node.indexes:
             node.bucket_key = None  # worked out when asked (NodeInfo.current_key)
             return
