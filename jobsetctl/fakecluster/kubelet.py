@@ -44,7 +44,7 @@ from typing import Any
 
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.manager import Controller, Manager
-from jobsetctl.fakecluster.nodelifecycle import NodeLifecycle, set_pod_condition
+from jobsetctl.fakecluster.nodelifecycle import ConditionUpdate, NodeLifecycle, set_pod_conditions
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.kinds.interface import Object
 from jobsetctl.kube.duration import DurationError, parse_duration
@@ -83,9 +83,29 @@ class Behaviour:
     problems: tuple[str, ...] = ()
 
 
+#: Behaviours by the four annotation values: the pods of one template share them (a start parsed the
+#: durations of every pod again), and a Behaviour (problems included) follows from the values alone.
+_BEHAVIOURS: dict[tuple[Any, ...], Behaviour] = {}
+_MAX_BEHAVIOURS = 10_000
+_MISSING = object()
+
+
 def behaviour_of(pod: Object) -> Behaviour:
     """The annotations of a pod as a :class:`Behaviour`; a malformed value is ignored and reported."""
     annotations = _mapping(_mapping(pod.get("metadata")).get("annotations"))
+    values = (annotations.get(DURATION_ANNOTATION, _MISSING), annotations.get(READY_AFTER_ANNOTATION, _MISSING),
+              annotations.get(FAIL_AFTER_ANNOTATION, _MISSING), annotations.get(FAIL_ATTEMPTS_ANNOTATION, _MISSING))
+    if not all(value is _MISSING or type(value) is str for value in values):
+        return _parse_behaviour(annotations)  # malformed input (1 and True are equal keys): not kept
+    found = _BEHAVIOURS.get(values)
+    if found is None:
+        if len(_BEHAVIOURS) >= _MAX_BEHAVIOURS:
+            _BEHAVIOURS.clear()
+        found = _BEHAVIOURS[values] = _parse_behaviour(annotations)
+    return found
+
+
+def _parse_behaviour(annotations: dict[str, Any]) -> Behaviour:
     problems: list[str] = []
 
     def seconds(key: str) -> float | None:
@@ -344,8 +364,7 @@ class Kubelet(Controller):
              "restartCount": 0, "started": True, "state": {"running": {"startedAt": now}}}
             for c in _list(spec.get("containers"))
         ]
-        set_pod_condition(pod, "Initialized", "True", now)
-        self._write_ready_conditions(pod, False, now, "ContainersNotReady")
+        self._write_ready_conditions(pod, False, now, "ContainersNotReady", before=(("Initialized", "True", None, None),))
         self._begin_attempt(pod, run)
         self.recorder.record_for(pod, "Started", node=node)
         for c in _list(spec.get("containers")):
@@ -371,13 +390,15 @@ class Kubelet(Controller):
         else:
             run.exit_at, run.exit_code = None, 0
 
-    def _write_ready_conditions(self, pod: Object, ready: bool, now: str, reason: str) -> None:
-        names = [str(_mapping(c).get("name")) for c in _list(_mapping(pod.get("spec")).get("containers"))]
-        message = None if ready else f"containers with unready status: [{' '.join(names)}]"
-        set_pod_condition(pod, "Ready", "True" if ready else "False", now,
-                          None if ready else reason, message)
-        set_pod_condition(pod, "ContainersReady", "True" if ready else "False", now,
-                          None if ready else reason, message)
+    def _write_ready_conditions(self, pod: Object, ready: bool, now: str, reason: str,
+                                before: tuple[ConditionUpdate, ...] = ()) -> None:
+        """Ready and ContainersReady (after the conditions ``before``, in one pass over the pod's list)."""
+        message = None
+        if not ready:
+            names = [str(_mapping(c).get("name")) for c in _list(_mapping(pod.get("spec")).get("containers"))]
+            message = f"containers with unready status: [{' '.join(names)}]"
+        status, why = ("True", None) if ready else ("False", reason)
+        set_pod_conditions(pod, now, (*before, ("Ready", status, why, message), ("ContainersReady", status, why, message)))
 
     def _set_ready(self, pod: Object, run: PodRun, ready: bool) -> None:
         run.ready = ready

@@ -41,6 +41,7 @@ tracking finalizer) still holds it, in which case its owner's release removes it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from jobsetctl.fakecluster.apiserver import APIServer
@@ -78,29 +79,49 @@ def set_pod_condition(pod: Object, type_: str, status: str, now: str, reason: st
                       message: str | None = None) -> bool:
     """Add or update a pod condition; the transition time moves only when the status changes.
     Returns whether anything changed."""
+    return set_pod_conditions(pod, now, ((type_, status, reason, message),))
+
+
+#: (type, status, reason, message) of one condition for :func:`set_pod_conditions`.
+ConditionUpdate = tuple[str, str, str | None, str | None]
+
+
+def set_pod_conditions(pod: Object, now: str, updates: Iterable[ConditionUpdate]) -> bool:
+    """:func:`set_pod_condition` for several conditions in turn, the conditions list copied and searched
+    once (the kubelet writes two or three at every step of every pod). Returns whether anything changed."""
     pod_status = pod.get("status")
     if not isinstance(pod_status, dict):
         pod_status = {}
         pod["status"] = pod_status
-    conditions = [c for c in _list(pod_status.get("conditions")) if isinstance(c, dict)]
-    wanted: dict[str, Any] = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
-    if reason:
-        wanted["reason"] = reason
-    if message:
-        wanted["message"] = message
+    raw = pod_status.get("conditions")
+    conditions = [c for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
+    first: dict[str, int] = {}
     for index, cond in enumerate(conditions):
-        if cond.get("type") != type_:
+        kind = cond.get("type")
+        if isinstance(kind, str) and kind not in first:
+            first[kind] = index
+    changed = False
+    for type_, status, reason, message in updates:
+        wanted: dict[str, Any] = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
+        if reason:
+            wanted["reason"] = reason
+        if message:
+            wanted["message"] = message
+        at = first.get(type_)
+        if at is None:
+            first[type_] = len(conditions)
+            conditions.append(wanted)
+            changed = True
             continue
+        cond = conditions[at]
         if cond.get("status") == status:
             wanted["lastTransitionTime"] = cond.get("lastTransitionTime", now)
-        if cond == wanted:
-            return False
-        conditions[index] = wanted
+        if cond != wanted:
+            conditions[at] = wanted
+            changed = True
+    if changed:
         pod_status["conditions"] = conditions
-        return True
-    conditions.append(wanted)
-    pod_status["conditions"] = conditions
-    return True
+    return changed
 
 
 def toleration_seconds(pod: Object, key: str, effect: str) -> float | None:

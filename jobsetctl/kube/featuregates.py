@@ -79,12 +79,19 @@ class FeatureGates:
 
     version: KubeVersion
     explicit: Mapping[str, bool] = field(default_factory=dict)
+    #: Answers of :meth:`enabled` so far: the simulated controllers ask for the same gates for every pod,
+    #: and the defaults' lookup hashes the version (an Enum, whose hash is Python code).
+    _answers: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def enabled(self, name: str) -> bool:
-        if name in self.explicit:
-            return self.explicit[name]
-        gate = GATES[name]
-        return gate.defaults.get(self.version, False)
+        found = self._answers.get(name)
+        if found is None:
+            if name in self.explicit:
+                found = self.explicit[name]
+            else:
+                found = GATES[name].defaults.get(self.version, False)
+            self._answers[name] = found
+        return found
 
     def __getitem__(self, name: str) -> bool:
         return self.enabled(name)

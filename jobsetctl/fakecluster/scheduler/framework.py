@@ -330,8 +330,32 @@ class Framework:
                 else:
                     diagnosis.count(len(alike), shared)
         else:
+            # Resource fit's status depends only on the node's usage bucket key (nodes with nominated pods
+            # are checked with their nominations by ``_diagnose_node``): one check per key.
+            check, pod = self.fit.check, state.pod
+            if not per_node and not dynamic and not snapshot.nominated:
+                # Only the histogram, as the indexed path above: nodes counted per key, one status each.
+                samples: dict[int, NodeInfo] = {}
+                counts: dict[int, int] = {}
+                for node in node_set.nodes:
+                    key = node.current_id()
+                    if key in counts:
+                        counts[key] += 1
+                    else:
+                        counts[key], samples[key] = 1, node
+                for key, count in counts.items():
+                    status = check(pod, samples[key])
+                    if status is not None:
+                        diagnosis.count(count, status)
+                return diagnosis
+            by_key: dict[int, Status | None] = {}
             for node in node_set.nodes:
-                self._diagnose_node(state, node, diagnosis, dynamic, self.fit.check(state.pod, node))
+                key = node.current_id()
+                if key in by_key:
+                    shared = by_key[key]
+                else:
+                    shared = by_key[key] = check(pod, node)
+                self._diagnose_node(state, node, diagnosis, dynamic, shared)
         return diagnosis
 
     def _static_diagnosis(self, state: CycleState, diagnosis: Diagnosis, per_node: bool) -> None:

@@ -188,7 +188,9 @@ class GroupCycle:
         pods = [p for st in self.s.groups.states.values() if st.key[0] == VOLCANO_GROUP for p in st.members.values()]
         return self.s.pod_cycle.recheck_gated(pods)
 
-    def member_added(self, pod: PodInfo) -> None:
+    def member_added(self, pod: PodInfo, gate: Status | None = None) -> None:
+        """A new member of a group. ``gate``: the PreEnqueue status that just queued it (see
+        :meth:`PodCycle.enqueue_new`), which answers the group-level check when the group plugin gave it."""
         assert pod.group is not None
         s = self.s
         root = self.entry_key(pod.group) if pod.group[0] == POD_GROUP and self.workload_cycle() else pod.group
@@ -197,18 +199,21 @@ class GroupCycle:
             pods = [p for leaf in self.trees.leaves(root) for p in s.groups.state(leaf).members.values()]
         else:
             pods = list(s.groups.state(pod.group).members.values())
-        if not self._group_gate_closed(pod):
+        if not self._group_gate_closed(pod, gate):
             s.pod_cycle.recheck_gated(pods)
         s.move(ClusterEvent.UNSCHEDULED_POD_ADD, pod)
 
-    def _group_gate_closed(self, pod: PodInfo) -> bool:
+    def _group_gate_closed(self, pod: PodInfo, gate: Status | None = None) -> bool:
         """Whether the group-level PreEnqueue check (existence, quorum) still holds the new member back:
-        then it holds every member back and rechecking them one by one is wasted work."""
+        then it holds every member back and rechecking them one by one is wasted work. ``gate``: a
+        status that plugin just gave the pod (nothing changed since), else the plugin is asked."""
         item = self.s.queue.get(pod.uid)
         if item is None or item.where != GATED:
             return False
         for plugin in self.s.framework_for(pod).profile.pre_enqueue:
             if plugin.name in ("GangScheduling", "VolcanoGang") and plugin.applies_to(pod):
+                if gate is not None and gate.plugin == plugin.name:
+                    return not gate.ok
                 status = plugin.pre_enqueue(pod)
                 return status is not None and not status.ok
         return False

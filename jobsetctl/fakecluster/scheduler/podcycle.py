@@ -58,10 +58,12 @@ class PodCycle:
         # order to the heap and to the moment each pod reaches it).
         return (-item.priority, item.timestamp, "", item.released, pod.seq if pod is not None else 0)
 
-    def enqueue_new(self, pod: PodInfo) -> None:
+    def enqueue_new(self, pod: PodInfo) -> Status | None:
+        """Queue a new pod (gated when a PreEnqueue plugin holds it back); returns that plugin's status."""
         item = QueuedItem(pod.uid, pod.priority, self.s.clock.now)
         gate = self.s.framework_for(pod).run_pre_enqueue(pod)
         self.s.queue.add(item, gated=gate is not None)
+        return gate
 
     def recheck_gated(self, pods: list[PodInfo]) -> bool:
         """Re-run PreEnqueue for gated pods (a gang reached quorum, gates were removed)."""

@@ -10,6 +10,7 @@ millicores (``MilliValue``), everything else in whole units (``Value``), both ro
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,23 +157,45 @@ def _nonzero(pod_spec: Mapping[str, Any]) -> tuple[int, int]:
 
 
 _SIGNATURES: dict[str, StaticSignature] = {}
+#: The same signatures by the ``marshal`` bytes of the relevant parts: equal bytes load back to equal
+#: parts, hence the same repr key, and marshalling costs well under half the repr (about 2 µs against
+#: 5 µs for a pod of the contended day, two lookups per pod: the scheduler's and the ledger's).
+_SIGNATURES_BY_BYTES: dict[bytes, StaticSignature] = {}
 _MAX_SIGNATURES = 50_000
 
 
 def static_signature(pod_spec: Mapping[str, Any]) -> StaticSignature:
     """The shared signature of a pod spec (cached process-wide by the repr of the relevant parts;
     pods from one template produce the same text because the controllers copy dicts in order)."""
-    key = repr((
+    parts = (
         [c.get("resources") for c in pod_spec.get("containers") or [] if isinstance(c, dict)],
         [(c.get("resources"), c.get("restartPolicy")) for c in pod_spec.get("initContainers") or []
          if isinstance(c, dict)],
         pod_spec.get("overhead"), pod_spec.get("resources"), pod_spec.get("nodeSelector"),
         (pod_spec.get("affinity") or {}).get("nodeAffinity") if isinstance(pod_spec.get("affinity"), dict) else None,
         pod_spec.get("tolerations"),
-    ))
+    )
+    try:
+        # Version 2: no back-references, so equal parts always give equal bytes.
+        raw: bytes | None = marshal.dumps(parts, 2)
+    except ValueError:  # a type marshal does not take (a dict subclass...): the repr alone decides
+        raw = None
+    if raw is not None:
+        found = _SIGNATURES_BY_BYTES.get(raw)
+        if found is not None:
+            return found
+    key = repr(parts)
     found = _SIGNATURES.get(key)
-    if found is not None:
-        return found
+    if found is None:
+        found = _new_signature(key, pod_spec)
+    if raw is not None:
+        if len(_SIGNATURES_BY_BYTES) >= _MAX_SIGNATURES:
+            _SIGNATURES_BY_BYTES.clear()
+        _SIGNATURES_BY_BYTES[raw] = found
+    return found
+
+
+def _new_signature(key: str, pod_spec: Mapping[str, Any]) -> StaticSignature:
     requests = {name: to_units(name, amount) for name, amount in podspec.pod_requests(pod_spec).items()
                 if name != PODS}
     requests = {name: amount for name, amount in requests.items() if amount > 0}

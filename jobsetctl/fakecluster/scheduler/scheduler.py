@@ -204,9 +204,9 @@ class Scheduler(Controller):
                 self._pod_assigned(info, info.node_name)
                 return True
             if self.responsible_for(info):
-                self.pod_cycle.enqueue_new(info)
+                gate = self.pod_cycle.enqueue_new(info)
                 if info.group is not None:
-                    self.group_cycle.member_added(info)
+                    self.group_cycle.member_added(info, gate)
                 return True
             return False
         return self._pod_updated(known, obj, event)

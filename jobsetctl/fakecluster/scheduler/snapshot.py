@@ -40,6 +40,15 @@ from jobsetctl.fakecluster.scheduler.podinfo import (
 
 #: Node sets at least this big get a bucket index; smaller ones are scanned node by node.
 INDEX_THRESHOLD = 48
+#: ... but a node set other than the whole cluster (whose index is kept anyway) needs its own index, which
+#: every pod added to or removed from one of its nodes moves in: below this size (a rack of the contended
+#: day: 50 nodes, a hundred of them at 5,000 nodes, more than :data:`MAX_EXTRA_INDEXES`) that upkeep
+#: costs more than the scan it saves.
+EXTRA_INDEX_THRESHOLD = 128
+#: Usage bucket keys by number (:meth:`NodeInfo.current_id`), process-wide; ids come from one counter.
+_KEY_IDS: dict[Any, int] = {}
+_KEY_ID_SERIAL = itertools.count()
+_MAX_KEY_IDS = 100_000
 #: Extra bucket indexes (static masks, large domains) kept at once.
 MAX_EXTRA_INDEXES = 64
 DEFAULT_MAX_PODS = 110
@@ -52,7 +61,7 @@ class NodeInfo:
     """A node plus what is running (or assumed) on it."""
 
     __slots__ = (
-        "allocatable", "allowed_pods", "anti_affinity_pods", "bucket_key", "class_key", "index",
+        "allocatable", "allowed_pods", "anti_affinity_pods", "bucket_id", "bucket_key", "class_key", "index",
         "indexes", "labels", "name", "nominated", "nonzero_cpu", "nonzero_memory", "obj", "pod_count",
         "pods", "requested", "taints", "unschedulable", "version",
     )
@@ -76,7 +85,12 @@ class NodeInfo:
         self.nominated: dict[str, PodInfo] = {}
         self.indexes: list[BucketIndex] = []
         self.class_key: tuple[Any, ...] = ()
-        self.bucket_key: BucketKey = ()
+        #: :meth:`usage_key` as of the last change, or None: a node no index holds gets it worked out only
+        #: when asked (:meth:`current_key`), not at every pod added or removed. A node in an index always
+        #: has it (its bucket there).
+        self.bucket_key: BucketKey | None = None
+        #: A small number standing for :attr:`bucket_key` (:meth:`current_id`), or None until asked.
+        self.bucket_id: int | None = None
         #: Bumped whenever pods, usage or the node spec change.
         self.version = 0
 
@@ -109,6 +123,27 @@ class NodeInfo:
     def usage_key(self) -> BucketKey:
         return (self.class_key, tuple(sorted(self.requested.items())), self.pod_count, self.nonzero_cpu,
                 self.nonzero_memory)
+
+    def current_key(self) -> BucketKey:
+        """The usage bucket key (capacity class and usage): nodes with equal keys fit and score alike."""
+        key = self.bucket_key
+        if key is None:
+            key = self.bucket_key = self.usage_key()
+        return key
+
+    def current_id(self) -> int:
+        """A number equal for two nodes exactly when their :meth:`current_key` is: a cheap dict key for the
+        memos of one placement pass (a key is a nested tuple, hashed anew at every lookup)."""
+        found = self.bucket_id
+        if found is None:
+            key = self.current_key()
+            found = _KEY_IDS.get(key)
+            if found is None:
+                if len(_KEY_IDS) >= _MAX_KEY_IDS:
+                    _KEY_IDS.clear()  # ids are never reused: a key seen again gets a new one
+                found = _KEY_IDS[key] = next(_KEY_ID_SERIAL)
+            self.bucket_id = found
+        return found
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
@@ -178,14 +213,14 @@ class BucketIndex:
         if node.name in self.names:
             return
         self.names.add(node.name)
-        self._put(node, node.bucket_key)
+        self._put(node, node.current_key())
         node.indexes.append(self)
 
     def discard(self, node: NodeInfo) -> None:
         if node.name not in self.names:
             return
         self.names.discard(node.name)
-        self._take(node, node.bucket_key)
+        self._take(node, node.current_key())
         if self in node.indexes:
             node.indexes.remove(self)
 
@@ -253,7 +288,9 @@ class Snapshot:
         #: Nominations set aside while their pod is assumed (see :meth:`add_pod`).
         self._set_aside: dict[str, str] = {}
         self._pod_labels: dict[tuple[str, str], dict[str, PodInfo]] | None = None
-        self.all_nodes = BucketIndex("all", ())
+        #: The whole cluster's bucket index, built when a node set of every node first asks for it (the rack
+        #: day never does: every gang is placed in a rack) and kept up to date from then on.
+        self._all_nodes: BucketIndex | None = None
         self._extra: OrderedDict[Any, NodeSet] = OrderedDict()
         self._domains: dict[str, tuple[int, dict[str, list[NodeInfo]]]] = {}
         self._node_labels: tuple[int, dict[tuple[str, str], list[NodeInfo]]] | None = None
@@ -290,8 +327,8 @@ class Snapshot:
             self.spec_generation += 1
             self.change_counter += 1
             self._reindex(node)
-            if added:
-                self.all_nodes.add(node)
+            if added and self._all_nodes is not None:
+                self._all_nodes.add(node)
             self._drop_extra_indexes()
         if added:
             for pod in self.absent.pop(name, {}).values():
@@ -321,12 +358,16 @@ class Snapshot:
         self._extra.clear()
 
     def _reindex(self, node: NodeInfo) -> None:
-        old = node.bucket_key
-        node.bucket_key = node.usage_key()
         node.version += 1
-        if old != node.bucket_key:
+        node.bucket_id = None
+        if not node.indexes:
+            node.bucket_key = None  # worked out when asked (NodeInfo.current_key)
+            return
+        old = node.bucket_key
+        new = node.bucket_key = node.usage_key()
+        if old != new:
             for index in node.indexes:
-                index.move(node, old, node.bucket_key)
+                index.move(node, old, new)  # type: ignore[arg-type]  # a node in an index has its key
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -530,15 +571,21 @@ class Snapshot:
         index: BucketIndex | None = None
         if len(nodes) == len(self.nodes) and len(nodes) >= INDEX_THRESHOLD:
             index = self.all_nodes
-        elif len(nodes) >= INDEX_THRESHOLD:
+        elif len(nodes) >= EXTRA_INDEX_THRESHOLD:
             index = BucketIndex(key, nodes)
         node_set = NodeSet(key, nodes, index)
         self._extra[key] = node_set
         while len(self._extra) > MAX_EXTRA_INDEXES:
             _, evicted = self._extra.popitem(last=False)
-            if evicted.index is not None and evicted.index is not self.all_nodes:
+            if evicted.index is not None and evicted.index is not self._all_nodes:
                 evicted.index.detach()
         return node_set
+
+    @property
+    def all_nodes(self) -> BucketIndex:
+        if self._all_nodes is None:
+            self._all_nodes = BucketIndex("all", self.ordered_nodes())
+        return self._all_nodes
 
     def everything(self) -> NodeSet:
         return self.node_set("all", lambda: list(self.ordered_nodes()))

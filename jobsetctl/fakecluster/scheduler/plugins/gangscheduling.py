@@ -69,6 +69,8 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin):
     def __init__(self, handle: Scheduler) -> None:
         super().__init__(handle)
         self.scheduler = handle
+        #: The quorum gate's status (immutable): made once, not for every gated member of every gang.
+        self._waiting_for_quorum = unresolvable(self.name, QUORUM_MESSAGE)
 
     def applies_to(self, pod: PodInfo) -> bool:
         return pod.group is not None and pod.group[0] in (WORKLOAD_GROUP, POD_GROUP) and gang_gates_on(
@@ -111,7 +113,7 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin):
             if waiting is not None:
                 return unresolvable(self.name, waiting)
         elif spec is not None and spec.gang and len(state.members) < spec.min_count:
-            return unresolvable(self.name, QUORUM_MESSAGE)
+            return self._waiting_for_quorum
         record = s.groups.record(pod.group)
         if record.quorum_at is None:
             record.quorum_at = s.clock.now
