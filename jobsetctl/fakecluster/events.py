@@ -180,6 +180,10 @@ class Recorder:
             group = event_group(obj)
             if group is not None:
                 details.setdefault("group", group)
+        if not details:  # most calls (every Created, every Deleted): the event made here, as ``record`` makes it
+            self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
+                                        str(md.get("name", "")), event))
+            return
         self.record(str(kind), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
 
     def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
