@@ -188,6 +188,11 @@ class APIServer:
                 if (group is None or k[0] == group) and (kind is None or k[1] == kind)
                 and (obj := objects.get(k)) is not None]
 
+    @property
+    def resource_version(self) -> int:
+        """The latest ``resourceVersion`` handed out (every create, update and status write takes the next)."""
+        return self._resource_version
+
     def all_objects(self) -> builtins.list[Object]:
         return list(self._objects.values())
 

@@ -87,6 +87,7 @@ def delete_pods(sync: JobSync, pods: list[Object], *, release: bool) -> tuple[in
     """Delete pods; with ``release`` remove the tracking finalizer first so that the pod is never
     counted (``deleteJobPods``), without it keep it (``deleteActivePods``). Returns (deleted, ready)."""
     deleted = ready = 0
+    sync.pod_writes += len(pods)
     for pod in pods:
         meta = meta_of(pod)
         if release and JOB_TRACKING_FINALIZER in (meta.get("finalizers") or []):
