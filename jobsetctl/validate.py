@@ -203,7 +203,8 @@ def check_file(
     from jobsetctl.lint import run_local_lints
 
     ignore = options.ignore
-    loaded = load_file(source, strict=options.strict, skip_templates=options.pre_commit and not options.strict)
+    loaded = load_file(source, strict=options.strict, skip_templates=options.pre_commit and not options.strict,
+                       positions=True)
     # --ignore and the configuration's ignore list hold for the input layer too (there is no object to
     # carry the annotation).
     diagnostics = [d for d in loaded.diagnostics if not _ignored_rule(d.rule, ignore)]
@@ -411,7 +412,7 @@ class _Positions:
         if record.document.node is None:
             documents = self._documents.get(record.file)
             if documents is None:
-                loaded = load_file(Source(record.file, record.file))
+                loaded = load_file(Source(record.file, record.file), positions=True)
                 documents = [r.document for r in loaded.records]
                 unique: dict[int, Document] = {d.index: d for d in documents}
                 documents = [unique[i] for i in sorted(unique)]

@@ -65,3 +65,32 @@ def _copy(value: Any) -> Any:
     if cls in _ATOMIC:
         return value
     return copy.deepcopy(value)
+
+
+class NotPlain(Exception):
+    """:func:`tree_key` met a value that is not part of a plain JSON tree."""
+
+
+def tree_key(value: Any) -> Any:
+    """A hashable key equal for two plain JSON trees exactly when they are equal with the same types at every
+    position and the same key order (``1``, ``1.0`` and ``True`` differ, and so do ``0.0`` and ``-0.0``):
+    for memos keyed by content. Raises :class:`NotPlain` for anything but ``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int``, ``bool``, ``float`` and ``None`` (subclasses included)."""
+    cls = type(value)
+    if cls is str:
+        return value
+    if cls is dict:
+        out: list[Any] = [dict]
+        for key, item in value.items():
+            if type(key) is not str:
+                raise NotPlain
+            out.append(key)
+            out.append(tree_key(item))
+        return tuple(out)
+    if cls is list:
+        return (list, *[tree_key(item) for item in value])
+    if cls is int or cls is bool or value is None:
+        return (cls, value)
+    if cls is float:
+        return (cls, repr(value))
+    raise NotPlain

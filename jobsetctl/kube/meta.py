@@ -74,6 +74,15 @@ def validate_object_meta(obj: dict[str, Any], namespaced: bool) -> list[Finding]
     return findings
 
 
+def validate_name_and_namespace(obj: dict[str, Any], namespaced: bool) -> list[Finding]:
+    """The part of :func:`validate_object_meta` that reads ``name``, ``generateName`` and ``namespace``
+    (the rest reads only the labels and annotations), in its order."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict):
+        meta = {}
+    return [*_name(meta), *_namespace(meta, namespaced)]
+
+
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     """apimachinery ``NameIsDNSSubdomain``; a ``generateName`` prefix may end in '-' (``maskTrailingDash``)."""
     if prefix and len(name) > 1 and name.endswith("-"):

@@ -195,3 +195,13 @@ WORKLOAD_PRIORITY_CLASS = WorkloadPriorityClassHandler()
 TOPOLOGY = TopologyHandler()
 ADMISSION_CHECK = AdmissionCheckHandler()
 WORKLOAD = WorkloadHandler()
+
+
+def _register_workload_memo() -> None:
+    from jobsetctl.admission.chain import register_create_fast_path
+    from jobsetctl.kueue.workload_admission import admit_workload_create
+
+    register_create_fast_path(WORKLOAD, lambda obj, ctx, full: admit_workload_create(obj, ctx, WORKLOAD, full))
+
+
+_register_workload_memo()

@@ -91,13 +91,19 @@ def _problem_diagnostic(file: str, problem: LoadProblem) -> Diagnostic:
     return Diagnostic(file, problem.line + 1, problem.column + 1, rule.severity, rule.layer, rule.id, problem.message)
 
 
-def load_file(source: Source, *, strict: bool = False, skip_templates: bool = False) -> LoadedFile:
+def load_file(
+    source: Source, *, strict: bool = False, skip_templates: bool = False, positions: bool = False
+) -> LoadedFile:
     """Read, parse and split one file into object records, with diagnostics for what cannot be used.
 
     Two kinds of file are no manifests and get one diagnostic instead of a list of errors: a Helm template
     (``helm-template``: an error, a note with ``skip_templates``) and, unless ``strict``, a file that parses
     but holds no Kubernetes object at all (``not-a-manifest``, a note): a GitHub workflow, ``package.json``,
     Helm values. pre-commit hands such files to the hook along with the manifests (issue #10).
+
+    ``positions``: build every document's position tree while loading (``validate``, whose findings nearly
+    always need them: built later, one document at a time, they cost a second parse of each), rather than
+    when first asked for (``simulate`` and ``render``, where most runs ask for none).
     """
     loaded = LoadedFile(source)
     text, problem, (line, column) = read_text(source)
@@ -111,7 +117,7 @@ def load_file(source: Source, *, strict: bool = False, skip_templates: bool = Fa
     template_at = helm_position(source.path, text)
     if template_at is not None:
         return _template(loaded, template_at, skip_templates)
-    documents, stream_problems = load_documents(text, source.name)
+    documents, stream_problems = load_documents(text, source.name, positions=positions)
     if stream_problems:
         template_at = template_action_position(text)
         if template_at is not None:

@@ -258,3 +258,10 @@ def test_a_block_style_scenario_skips_the_exact_walk_and_keeps_the_rule() -> Non
     documents, problems = load_documents(deep, "deep.yaml")
     assert documents == []
     assert [(p.code, p.line) for p in problems] == [("yaml-depth", 10_001 + MAX_DEPTH)]
+
+
+@given(st.text(alphabet="-.\n\r\t ab:", max_size=60))
+def test_document_markers_are_found_where_the_regular_expression_finds_them(text: str) -> None:
+    from jobsetctl.loader.yamldepth import _DOCUMENT_MARKER, _document_markers
+
+    assert _document_markers(text) == [m.start() for m in _DOCUMENT_MARKER.finditer(text)]

@@ -79,6 +79,9 @@ class Cache:
         #: Records quota spans for the reports (set by the engine).
         self.history: History | None = None
         self.now: Callable[[], float] = lambda: 0.0
+        #: Tests only: False turns off the re-add shortcut (:meth:`_replace`), so that a test can compare it
+        #: with the delete-and-add it stands for.
+        self.replace_shortcut = True
 
     # ---- configuration objects -----------------------------------------------------------------------
     def add_or_update_flavor(self, obj: dict[str, Any]) -> None:
@@ -277,6 +280,8 @@ class Cache:
 
     def add_or_update_workload(self, info: WorkloadInfo) -> bool:
         """``AddOrUpdateWorkload``: count the workload's usage in its ClusterQueue (it holds quota)."""
+        if self.replace_shortcut and self._replace(info):
+            return True
         self._delete(info.key)
         state = self.cluster_queues.get(info.cluster_queue)
         if state is None:
@@ -293,6 +298,36 @@ class Cache:
         if self.history is not None:
             flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
             self.history.quota_changed(info.key, self.now(), state.name, info.usage(), flavors)
+        return True
+
+    def _replace(self, info: WorkloadInfo) -> bool:
+        """A new version of a workload counted already in the same ClusterQueue with the same usage (the
+        engine re-adds each admitted workload as it observes its writes), outside TAS: what
+        :meth:`_delete` then the add would do, the usage taken out and put back aside (``removeUsage``
+        then ``addUsage`` of one amount leave every node of the tree as it was). False when it does not
+        apply."""
+        key = info.key
+        cq_name = self._assumed.get(key)
+        if cq_name is None or cq_name != info.cluster_queue:
+            return False
+        state = self.cluster_queues.get(cq_name)
+        if state is None or state.tas_flavors:
+            return False
+        old = state.workloads.get(key)
+        if old is None or old.usage() != info.usage():
+            return False
+        # The same order of entries as a delete and an add leave (both dicts put the key last).
+        del self._assumed[key]
+        del state.workloads[key]
+        state.not_ready.discard(key)
+        state.generation += 1
+        state.workloads[key] = info
+        self._assumed[key] = state.name
+        if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
+            state.not_ready.add(key)
+        if self.history is not None:
+            flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
+            self.history.quota_changed(key, self.now(), state.name, info.usage(), flavors)
         return True
 
     def delete_workload(self, key: str) -> WorkloadInfo | None:

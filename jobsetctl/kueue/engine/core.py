@@ -426,6 +426,8 @@ class Engine:
     def checks_for(self, obj: Object, cq: ClusterQueueState) -> list[str]:
         """``AdmissionChecksForWorkload``: the ClusterQueue's checks, those with ``onFlavors`` only when the
         admission uses one of them."""
+        if not cq.spec.admission_checks:
+            return []
         admission = (obj.get("status") or {}).get("admission") or {}
         flavors = {f for psa in admission.get("podSetAssignments") or [] for f in (psa.get("flavors") or {}).values()}
         out = []

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobsetctl.kube.jsontree import NotPlain, tree_key
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
 from jobsetctl.kueue.engine import names
@@ -281,16 +282,36 @@ class AssignmentState:
         return any(index != -1 for flavors in self.last_tried for index in flavors.values())
 
 
+#: One pod's requests per pod spec content (:func:`tree_key`): the workloads of a class share a template.
+#: The values are shared between podsets: readers never change a ``per_pod`` in place.
+_PER_POD_BY_CONTENT: dict[Any, Requests] = {}
+MAX_PER_POD_CONTENTS = 4096
+#: Scheduling hashes per content of their inputs (:meth:`WorkloadInfo.compute_scheduling_hash`).
+_HASH_BY_CONTENT: dict[Any, str] = {}
+MAX_HASH_CONTENTS = 4096
+
+
 def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]] | None = None) -> Requests:
     """One pod's requests of a podset's template. Podset templates are immutable once the Workload
-    exists, so the result is remembered per template object."""
+    exists, so the result is remembered per template object, and per template content (``PodRequests``
+    reads nothing but the pod spec)."""
     template = _mapping(podset.get("template"))
     spec = template.get("spec")
     if memo is not None:
         hit = memo.get(id(spec))
         if hit is not None and hit[0] is spec:
             return hit[1]
-    value = requests_from_fractions(pod_requests(spec))
+    try:
+        content = tree_key(spec)
+    except (NotPlain, RecursionError):
+        content = None
+    value = _PER_POD_BY_CONTENT.get(content) if content is not None else None
+    if value is None:
+        value = requests_from_fractions(pod_requests(spec))
+        if content is not None:
+            if len(_PER_POD_BY_CONTENT) >= MAX_PER_POD_CONTENTS:
+                _PER_POD_BY_CONTENT.clear()
+            _PER_POD_BY_CONTENT[content] = value
     if memo is not None:
         memo[id(spec)] = (spec, value)
     return value
@@ -417,6 +438,24 @@ class WorkloadInfo:
         memo = self._hash_memo
         if memo is not None and memo[0] is spec_podsets and memo[1] is self.podsets and memo[2] == self.priority:
             return memo[3]
+        # The text hashed is a function of spec.podSets, the podsets' counts and per-pod requests and the
+        # priority: workloads of one class share it (content key, types included).
+        try:
+            content: Any = (tree_key(spec_podsets), self.priority,
+                            tuple((p.count, tuple((r, type(v), v) for r, v in p.per_pod.items())) for p in self.podsets))
+        except (NotPlain, RecursionError):
+            content = None
+        digest = _HASH_BY_CONTENT.get(content) if content is not None else None
+        if digest is None:
+            digest = self._hash_text_digest()
+            if content is not None:
+                if len(_HASH_BY_CONTENT) >= MAX_HASH_CONTENTS:
+                    _HASH_BY_CONTENT.clear()
+                _HASH_BY_CONTENT[content] = digest
+        self._hash_memo = (spec_podsets, self.podsets, self.priority, digest)
+        return digest
+
+    def _hash_text_digest(self) -> str:
         shapes = []
         for index, podset in enumerate(self.spec_podsets()):
             resources = self.podsets[index] if index < len(self.podsets) else None
@@ -430,9 +469,7 @@ class WorkloadInfo:
                 "topologyRequest": podset.get("topologyRequest"),
             })
         text = json.dumps({"podSets": shapes, "priority": self.priority}, sort_keys=True, default=str)
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        self._hash_memo = (spec_podsets, self.podsets, self.priority, digest)
-        return digest
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def validate_resources(info: WorkloadInfo) -> list[str]:

@@ -1,0 +1,144 @@
+"""Workload creates admitted once per shape: an exact shortcut through the admission chain.
+
+A simulation creates thousands of Workloads that differ only in their names (Kueue's performance
+configurations: one template per workload class and queue). The chain (CRD defaults, the mutating and
+validating Workload webhooks, schema, CEL, ObjectMeta) is a pure function of the object and the context,
+and only one of its stages reads ``metadata.name`` or ``metadata.namespace``: ``validate_object_meta``.
+``uid`` and ``creationTimestamp`` (set by the API server before admission) pass through untouched. So a
+create whose object equals, everywhere else, one admitted before without a single finding is admitted
+the same way: the stored object is the earlier result with these four values put back, and only the
+ObjectMeta checks of the name and namespace run again (:func:`validate_name_and_namespace`).
+
+Exactness, what the shortcut checks before it answers (else the full chain runs):
+
+* the object is a plain JSON tree and its shape (:func:`jobsetctl.kube.jsontree.tree_key`: every value
+  with its type, dict keys in order) equals the remembered one's, the four per-object values aside,
+  which must be non-empty strings (an empty namespace is defaulted by the chain);
+* the context is the same: the same API server (the memo lives and dies with it), Kubernetes version,
+  feature gates and Kueue configuration objects, operation and default namespace (``ctx.now`` is read by
+  no Workload stage: only Trainer's webhook stamps times);
+* the chain stored ``uid``, ``creationTimestamp``, ``name`` and ``namespace`` as given, no other
+  component has a webhook on Workloads (:func:`jobsetctl.kinds.registry.webhooks_for`), the handler
+  has no create checks that look other objects up (``validate_in_cluster``), and the
+  remembered result had no finding at all; a hit whose ObjectMeta checks find anything is handed to the
+  full chain, which reports it.
+
+``tests/kueue/test_workload_admission_memo.py`` compares the shortcut with the full chain on generated
+Workloads (names valid and not, repeated shapes, findings of every stage).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from jobsetctl.admission.chain import AdmissionResult
+from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
+from jobsetctl.kinds.registry import webhooks_for
+from jobsetctl.kube.jsontree import NotPlain, copy_tree, tree_key
+from jobsetctl.kube.meta import validate_name_and_namespace
+from jobsetctl.kueue import api
+
+#: The metadata values that differ from one Workload of a shape to the next.
+PER_OBJECT = frozenset({"name", "namespace", "uid", "creationTimestamp"})
+#: Shapes remembered per API server; the memo starts afresh when full (a run has a few thousand).
+MAX_SHAPES = 8192
+_PER_OBJECT_MARK = ("per-object",)
+
+
+class _Memo:
+    __slots__ = ("default_namespace", "gates", "kueue", "results", "version")
+
+    def __init__(self, ctx: AdmissionContext) -> None:
+        # The gates and the configuration are compared by identity: the memo keeps them alive.
+        self.version = ctx.version
+        self.gates = ctx.gates
+        self.kueue = ctx.kueue
+        self.default_namespace = ctx.default_namespace
+        #: shape -> the admitted object of the first create of that shape.
+        self.results: dict[tuple[Any, ...], Object] = {}
+
+    def serves(self, ctx: AdmissionContext) -> bool:
+        return (self.gates is ctx.gates and self.kueue is ctx.kueue and self.version == ctx.version
+                and self.default_namespace == ctx.default_namespace)
+
+
+_MEMOS: weakref.WeakKeyDictionary[Any, _Memo] = weakref.WeakKeyDictionary()
+
+
+def _object_shape(obj: Object) -> tuple[Any, ...] | None:
+    """The shape of ``obj`` with the per-object metadata values masked, or None when the shortcut does not
+    apply (not a plain tree, a per-object value that is not a non-empty string)."""
+    if type(obj) is not dict:
+        return None
+    md = obj.get("metadata")
+    if type(md) is not dict:
+        return None
+    try:
+        out: list[Any] = [dict]
+        for key, item in obj.items():
+            if type(key) is not str:
+                return None
+            out.append(key)
+            if key != "metadata":
+                out.append(tree_key(item))
+                continue
+            meta: list[Any] = [dict]
+            for field, value in item.items():
+                if type(field) is not str:
+                    return None
+                meta.append(field)
+                if field in PER_OBJECT:
+                    if type(value) is not str or not value:
+                        return None
+                    meta.append(_PER_OBJECT_MARK)
+                else:
+                    meta.append(tree_key(value))
+            out.append(tuple(meta))
+        return tuple(out)
+    except (NotPlain, RecursionError):
+        return None
+
+
+def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandler,
+                          full: Callable[[], AdmissionResult]) -> AdmissionResult:
+    """What ``full()`` returns for the create of ``obj``, from the memo when the shape was admitted before."""
+    cluster = ctx.cluster
+    if cluster is None or ctx.operation is not Operation.CREATE or ctx.old is not None or \
+            obj.get("apiVersion") != api.API_VERSION or webhooks_for(handler.group, handler.kind) or \
+            type(handler).validate_in_cluster is not KindHandler.validate_in_cluster:
+        # (A handler that looks other objects up could answer differently for the same shape.)
+        return full()
+    try:
+        memo = _MEMOS.get(cluster)
+    except TypeError:  # a view that cannot be weakly referenced: no memo
+        return full()
+    if memo is None or not memo.serves(ctx):
+        memo = _MEMOS[cluster] = _Memo(ctx)
+    shape = _object_shape(obj)
+    if shape is None:
+        return full()
+    admitted = memo.results.get(shape)
+    if admitted is not None:
+        new = copy_tree(admitted)
+        md, new_md = obj["metadata"], new["metadata"]
+        for field in PER_OBJECT:
+            if field in md:
+                new_md[field] = md[field]
+        # The labels and annotations are the remembered object's, which passed: only these can fail.
+        if not validate_name_and_namespace(new, handler.namespaced):
+            return AdmissionResult(new, [], handler)
+        return full()
+    result = full()
+    stored = result.obj
+    if result.findings or not result.typed or stored is None or result.handler is not handler:
+        return result
+    md, stored_md = obj["metadata"], stored.get("metadata")
+    if not isinstance(stored_md, dict) or any(stored_md.get(f) is not md[f] for f in PER_OBJECT if f in md) or \
+            any(f in stored_md and f not in md for f in PER_OBJECT):
+        return result
+    if len(memo.results) >= MAX_SHAPES:
+        memo.results.clear()
+    memo.results[shape] = copy_tree(stored)
+    return result

@@ -1,0 +1,181 @@
+"""The Workload create shortcut (:mod:`jobsetctl.kueue.workload_admission`) against the full admission chain:
+on generated Workloads that share shapes under different names (valid and not), with findings from every
+stage, the fake API server's create admits exactly what the full chain admits: the same stored object
+(key order included), the same findings. And the content key the memos use
+(:func:`jobsetctl.kube.jsontree.tree_key`), with the per-pod requests shared between equal templates and
+the scheduling hashes remembered per content."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobsetctl.admission.chain import admit
+from jobsetctl.fakecluster.apiserver import APIServer
+from jobsetctl.fakecluster.clock import VirtualClock
+from jobsetctl.kinds.interface import Operation
+from jobsetctl.kube.featuregates import parse_feature_gates
+from jobsetctl.kube.jsontree import NotPlain, tree_key
+from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
+from jobsetctl.kueue.config import SHIPPED
+from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
+from jobsetctl.kueue.kind import WORKLOAD
+from jobsetctl.kueue.workload_admission import _MEMOS
+
+K = "kueue.x-k8s.io/v1beta2"
+
+names = st.sampled_from(["wl", "wl-1", "a.b", "Bad_Name", "x" * 254, "-lead", "ok-" + "y" * 60])
+namespaces = st.sampled_from(["ns", "team-a", "Bad_NS", "z" * 64])
+quantities = st.sampled_from(["1", "500m", "-1", "2Gi", 1, 0.5, -0.0, "bogus"])
+resource_names = st.sampled_from(["cpu", "memory", "pods", "example.com/gpu"])
+label_values = st.sampled_from(["small", "x" * 64, "bad value", ""])
+priorities = st.sampled_from([None, 0, 50, -1, "high", 1.5, True])
+
+
+@st.composite
+def workloads(draw: Any) -> dict[str, Any]:
+    pod_sets = []
+    for i in range(draw(st.integers(1, 2))):
+        requests = draw(st.dictionaries(resource_names, quantities, max_size=2))
+        pod_set: dict[str, Any] = {"name": f"ps{i}" if i else "main", "count": draw(st.sampled_from([1, 2, 8, 0, -1])),
+                                   "template": {"spec": {"restartPolicy": "Never", "containers": [
+                                       {"name": "c", "resources": {"requests": requests}}]}}}
+        if draw(st.booleans()):
+            pod_set["minCount"] = draw(st.sampled_from([1, 3, 100]))
+        if draw(st.booleans()):
+            request: dict[str, Any] = draw(st.sampled_from([
+                {"required": "rack"}, {"preferred": "rack"}, {"podSetSliceRequiredTopology": "rack"},
+                {"podSetSliceRequiredTopology": "rack", "podSetSliceSize": 2}, {"podSetSliceSize": 0}]))
+            pod_set["topologyRequest"] = request
+        if draw(st.booleans()):
+            pod_set["unknownField"] = 1
+        pod_sets.append(pod_set)
+    spec: dict[str, Any] = {"queueName": draw(st.sampled_from(["q", "other"])), "podSets": pod_sets}
+    priority = draw(priorities)
+    if priority is not None:
+        spec["priority"] = priority
+    metadata: dict[str, Any] = {"name": "placeholder", "namespace": "placeholder"}
+    if draw(st.booleans()):
+        metadata["labels"] = {"kueue.x-k8s.io/performance-scheduler-class": draw(label_values)}
+    if draw(st.booleans()):
+        metadata["annotations"] = {draw(st.sampled_from(["jobsetctl.dev/duration", "kueue.x-k8s.io/priority-boost",
+                                                         "bad key!"])): draw(st.sampled_from(["200ms", "", "7"]))}
+    obj: dict[str, Any] = {"apiVersion": K, "kind": "Workload", "metadata": metadata, "spec": spec}
+    if draw(st.booleans()):
+        obj["status"] = {"conditions": [{"type": "QuotaReserved", "status": "True", "reason": "R", "message": "",
+                                         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    return obj
+
+
+def _canonical(value: Any) -> str:
+    """Equality with key order: the JSON text without sorting."""
+    return json.dumps(value, default=repr)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(workloads(), st.lists(st.tuples(names, namespaces), min_size=1, max_size=4)),
+                min_size=1, max_size=3),
+       st.sampled_from([SHIPPED, None]))
+def test_the_create_shortcut_admits_what_the_full_chain_admits(cases: list[Any], kueue: Any) -> None:
+    api = APIServer(VirtualClock(), DEFAULT_KUBE_VERSION, parse_feature_gates({}, DEFAULT_KUBE_VERSION), kueue=kueue)
+    serial = 0
+    clean = False
+    for template, identities in cases:
+        for name, namespace in identities:
+            serial += 1
+            obj = copy.deepcopy(template)
+            obj["metadata"].update(name=name, namespace=namespace, uid=f"uid-{serial}",
+                                   creationTimestamp=f"2026-01-01T00:00:{serial % 60:02d}Z")
+            ctx = api.context(Operation.CREATE)
+            # The reference: the full chain (no cluster view, so no memo; Workloads have no in-cluster checks).
+            assert list(WORKLOAD.validate_in_cluster(obj, ctx)) == []
+            expected = admit(copy.deepcopy(obj), replace(ctx, cluster=None))
+            got = admit(obj, ctx)
+            assert got.handler is expected.handler and got.typed == expected.typed
+            assert got.findings == expected.findings
+            assert _canonical(got.obj) == _canonical(expected.obj) and got.obj == expected.obj
+            assert got.obj is not obj
+            clean = clean or (got.obj is not None and not got.findings)
+            if got.obj is not None:
+                # The caller owns what it got: changing it must not change what the next create gets.
+                got.obj["spec"]["podSets"][0]["count"] = 12345
+                got.obj["metadata"]["labels"] = {"changed": "yes"}
+    # A create admitted without findings left its shape in the memo, which served the later ones.
+    assert bool(clean) == bool(api in _MEMOS and _MEMOS[api].results)
+
+
+def test_repeated_creates_are_served_from_the_memo() -> None:
+    api = APIServer(VirtualClock(), DEFAULT_KUBE_VERSION, parse_feature_gates({}, DEFAULT_KUBE_VERSION), kueue=SHIPPED)
+    template = {"apiVersion": K, "kind": "Workload", "metadata": {"name": "a", "namespace": "ns"},
+                "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+    stored = []
+    for i in range(3):
+        obj = copy.deepcopy(template)
+        obj["metadata"]["name"] = f"wl-{i}"
+        result = api.create(obj)
+        assert result.ok
+        stored.append(result.obj)
+    assert len(_MEMOS[api].results) == 1
+    assert [s["metadata"]["name"] for s in stored] == ["wl-0", "wl-1", "wl-2"]
+    assert stored[1]["spec"] == stored[2]["spec"] and stored[1]["spec"] is not stored[2]["spec"]
+    # A bad name on a remembered shape goes through the full chain and is refused with its message.
+    obj = copy.deepcopy(template)
+    obj["metadata"]["name"] = "Bad_Name"
+    refused = api.create(obj)
+    assert not refused.ok and "metadata.name" in refused.message()
+
+
+json_trees = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=2), children, max_size=3),
+    max_leaves=12)
+
+
+def _typed(value: Any) -> Any:
+    """Equality that sees types and key order (what tree_key must agree with)."""
+    if isinstance(value, dict):
+        return ("d", [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("l", [_typed(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees, json_trees)
+def test_tree_key_is_equal_exactly_for_equal_typed_trees(left: Any, right: Any) -> None:
+    assert (tree_key(left) == tree_key(right)) == (_typed(left) == _typed(right))
+    assert tree_key(left) == tree_key(copy.deepcopy(left))
+
+
+def test_tree_key_tells_types_apart_and_refuses_what_is_not_json() -> None:
+    assert len({tree_key(v) for v in (1, 1.0, True, "1", 0.0, -0.0, None, [], {})}) == 9
+    assert tree_key({"a": 1, "b": 2}) != tree_key({"b": 2, "a": 1})
+    for bad in ((1,), {1: "a"}, {"a": {"b": (1,)}}, type("D", (dict,), {})()):
+        with pytest.raises(NotPlain):
+            tree_key(bad)
+
+
+def test_per_pod_requests_are_shared_between_equal_templates_only() -> None:
+    def podset(cpu: Any) -> dict[str, Any]:
+        return {"name": "main", "count": 1, "template": {"spec": {"containers": [
+            {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}}
+
+    first, second, other = podset("1"), podset("1"), podset("2")
+    assert _podset_per_pod(first, {}) is _podset_per_pod(second, {})
+    assert _podset_per_pod(other, {}) == {"cpu": 2000} and _podset_per_pod(first, {}) == {"cpu": 1000}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(workloads(), min_size=1, max_size=6))
+def test_scheduling_hashes_from_the_content_memo_are_the_hashes_of_the_text(objs: list[dict[str, Any]]) -> None:
+    # Twice each, as copies: the second of equal contents comes from the memo.
+    for obj in objs + [copy.deepcopy(o) for o in objs]:
+        info = WorkloadInfo(obj)
+        assert info.compute_scheduling_hash() == info._hash_text_digest()
