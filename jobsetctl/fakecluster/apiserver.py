@@ -188,6 +188,11 @@ class APIServer:
                 if (group is None or k[0] == group) and (kind is None or k[1] == kind)
                 and (obj := objects.get(k)) is not None]
 
+    @property
+    def resource_version(self) -> int:
+        """The latest ``resourceVersion`` handed out (every create, update and status write takes the next)."""
+        return self._resource_version
+
     def all_objects(self) -> builtins.list[Object]:
         return list(self._objects.values())
 
@@ -281,12 +286,26 @@ class APIServer:
 
     def update_status(self, obj: Object) -> None:
         """Record a status (or metadata) change of a stored object: no admission, no generation change."""
-        key = self._stored_key(obj)
+        # Several per pod: the stored object's own key is tried first, read from its fields directly (as
+        # ``_stored_key`` does), and the watchers are called here rather than through ``_notify``.
+        md = obj.get("metadata")
+        api_version = obj.get("apiVersion")
+        key: Key | None = None
+        if type(md) is dict and type(api_version) is str:
+            key = (api_version.partition("/")[0] if "/" in api_version else "", obj.get("kind"),  # type: ignore[assignment]
+                   md.get("namespace", ""), md.get("name"))
+            if self._objects.get(key) is not obj:  # type: ignore[arg-type]
+                key = None
         if key is None:
-            return
+            key = self._stored_key(obj)
+            if key is None:
+                return
+            md = meta(obj)
         self._resource_version += 1
-        meta(obj)["resourceVersion"] = str(self._resource_version)
-        self._notify(WatchEvent(WatchType.MODIFIED, key, obj))
+        md["resourceVersion"] = str(self._resource_version)  # type: ignore[index]
+        event = WatchEvent(WatchType.MODIFIED, key, obj)
+        for callback in self._watchers:
+            callback(event)
 
     def _stored_key(self, obj: Object) -> Key | None:
         """The key of ``obj`` if an object of that key is stored, else None. Status writes (several per pod)

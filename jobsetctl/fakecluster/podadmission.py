@@ -122,8 +122,10 @@ def merge_label_keys(pod: Object) -> None:
     """``mutatePodAffinity``: for each term with a labelSelector, append ``key In (value)`` for its
     ``matchLabelKeys`` and ``key NotIn (value)`` for its ``mismatchLabelKeys``, for the keys the pod
     has as labels (required and preferred terms of podAffinity and podAntiAffinity)."""
-    labels = _mapping(_mapping(pod.get("metadata")).get("labels"))
     affinity = _mapping(_mapping(pod.get("spec")).get("affinity"))
+    if not affinity:
+        return  # no terms to merge into (most pods): the walk below would find none
+    labels = _mapping(_mapping(pod.get("metadata")).get("labels"))
     for kind in ("podAffinity", "podAntiAffinity"):
         block = _mapping(affinity.get(kind))
         terms = [t for t in _list(block.get("requiredDuringSchedulingIgnoredDuringExecution")) if isinstance(t, dict)]

@@ -17,6 +17,7 @@ CompositePodGroup still stored, sorted by kind (outermost first), namespace and 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from jobsetctl.simulate import access
@@ -66,31 +67,39 @@ def state_of(obj: dict[str, Any]) -> str:
 
 
 def final_states(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
+    # Pods are most of a large run's objects (50,000 at 5,000 nodes): their state is the phase alone, so
+    # they skip ``state_of``'s condition set; entries are sorted by a key built once, with the entry.
+    keyed: list[tuple[tuple[int, str, str], dict[str, Any]]] = []
+    rank_of = _KIND_RANK
     for obj in objects:
         kind = obj.get("kind")
-        if kind not in _KIND_RANK:
+        if kind not in rank_of:
             continue
         md = access.metadata(obj)
         if kind == "Workload":
             # Kueue's Workloads only: the in-tree scheduling.k8s.io Workload never had a final state.
             if str(obj.get("apiVersion", "")).partition("/")[0] != KUEUE_GROUP:
                 continue
-            entries.append(_kueue_workload(obj, md))
-            continue
-        entry: dict[str, Any] = {
-            "kind": kind,
-            "namespace": str(md.get("namespace", "") or ""),
-            "name": str(md.get("name", "")),
-            "state": state_of(obj),
-        }
-        if kind == "Pod":
-            spec = access.spec(obj)
-            if spec.get("nodeName"):
-                entry["node"] = str(spec["nodeName"])
-        entries.append(entry)
-    entries.sort(key=lambda e: (_KIND_RANK[e["kind"]], e["namespace"], e["name"]))
-    return entries
+            entry = _kueue_workload(obj, md)
+        elif kind == "Pod":
+            namespace, name = str(md.get("namespace", "") or ""), str(md.get("name", ""))
+            status = obj.get("status")
+            phase = status.get("phase") if isinstance(status, dict) else None
+            entry = {"kind": kind, "namespace": namespace, "name": name, "state": str(phase or "Pending")}
+            spec = obj.get("spec")
+            node = spec.get("nodeName") if isinstance(spec, dict) else None
+            if node:
+                entry["node"] = str(node)
+        else:
+            entry = {
+                "kind": kind,
+                "namespace": str(md.get("namespace", "") or ""),
+                "name": str(md.get("name", "")),
+                "state": state_of(obj),
+            }
+        keyed.append(((rank_of[kind], entry["namespace"], entry["name"]), entry))
+    keyed.sort(key=itemgetter(0))
+    return [entry for _, entry in keyed]
 
 
 def kueue_state(obj: dict[str, Any]) -> str:

@@ -10,12 +10,13 @@ same names) but always under the same owner, so the latest entry is right for ev
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType
-from jobsetctl.fakecluster.scheduler.podinfo import static_signature
+from jobsetctl.fakecluster.scheduler.podinfo import PodInfo, StaticSignature, static_signature
 from jobsetctl.kube.podspec import scheduling_group_name, workload_reference
 from jobsetctl.simulate import access
 from jobsetctl.simulate.nodes import NodeInfo, gpu_amount, node_info
@@ -56,6 +57,10 @@ class Ledger:
     #: object is recorded (which may change an owner chain), so :meth:`on_event` empties them.
     _workload_cache: dict[ObjectKey, ObjectKey | None] = field(default_factory=dict)
     _job_cache: dict[ObjectKey, ObjectKey | None] = field(default_factory=dict)
+    #: The scheduler's pods by UID (``Scheduler.pods``), when a scheduler runs. It hears of a new pod before
+    #: the ledger does (the controller manager subscribes first) and keeps the pod's
+    #: :func:`static_signature`: reading it there saves working the signature out a second time per pod.
+    scheduler_pods: Mapping[str, PodInfo] | None = None
 
     def on_event(self, event: WatchEvent) -> None:
         self.writes += 1
@@ -77,7 +82,7 @@ class Ledger:
         if kind == "Pod":
             spec = obj.get("spec")
             # The scheduler's signature of the spec holds its requests, parsed once per pod template.
-            info.gpus = self._gpus(spec) if isinstance(spec, dict) else Fraction(0)
+            info.gpus = self._gpus(obj, md, spec) if isinstance(spec, dict) else Fraction(0)
             group = scheduling_group_name(spec)
             if group is not None:
                 info.group = ("PodGroup", namespace, group)
@@ -95,8 +100,14 @@ class Ledger:
             info.order = previous.order
         self.objects[key] = info
 
-    def _gpus(self, spec: dict[str, Any]) -> Fraction:
-        signature = static_signature(spec)
+    def _gpus(self, obj: dict[str, Any], md: dict[str, Any], spec: dict[str, Any]) -> Fraction:
+        signature: StaticSignature | None = None
+        if self.scheduler_pods is not None:
+            known = self.scheduler_pods.get(str(md.get("uid") or ""))
+            if known is not None and known.obj is obj:  # this very pod, parsed from this spec
+                signature = known.static
+        if signature is None:
+            signature = static_signature(spec)
         gpus = self._gpus_by_signature.get(signature.key)
         if gpus is None:  # Fraction sums cost more than the lookup: once per pod template
             gpus = self._gpus_by_signature[signature.key] = gpu_amount(signature.requests)

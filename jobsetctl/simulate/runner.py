@@ -295,7 +295,7 @@ def run_plan(the_plan: Plan, seed: int = 0, watch: RunProgress | None = None) ->
         extra["kueue"] = kueue_settings(the_plan.kueue, inputs)
     cluster = FakeCluster(ClusterOptions(the_plan.version, the_plan.gates, seed=seed, simulate=True, extra=extra,
                                          kueue=the_plan.kueue))
-    ledger = Ledger()
+    ledger = Ledger(scheduler_pods=getattr(cluster.components.get("scheduler"), "pods", None))
     cluster.api.subscribe(ledger.on_event)
     cluster.api.subscribe(limits.ObjectBudget(cluster.clock, the_plan.max_objects))
     _create_nodes(cluster, ledger, inputs)

@@ -6,6 +6,8 @@ import json
 from xml.etree import ElementTree
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jobsetctl.fakecluster.events import SimEvent
 from jobsetctl.kube.featuregates import parse_feature_gates
@@ -159,3 +161,29 @@ def test_event_json_is_json_dumps_of_as_dict(event: SimEvent) -> None:
     """``SimEvent.as_json`` (how ``-o json`` writes events) is byte for byte what ``json.dumps`` writes for
     ``as_dict`` with the report's separators."""
     assert event.as_json() == json.dumps(event.as_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+
+_texts = st.sampled_from(["Pod", "default", "gpu-1", "p-0-abcde", "Scheduled", ""]) | st.text(max_size=12)
+_optional = st.none() | _texts
+_odd = st.none() | _texts | st.integers(-3, 3) | st.lists(st.just("x"), max_size=1)
+
+
+@settings(max_examples=500, deadline=None)
+@given(time=st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10, 10**12) | st.sampled_from([0.0, 3600.0, 0.5]),
+       kind=_texts | st.integers(0, 2), namespace=_texts, name=_texts, event=_texts, node=_odd, reason=_optional,
+       message=_optional, group=_optional, transient=st.booleans() | st.integers(0, 1),
+       count=st.integers(1, 5))
+def test_event_json_is_json_dumps_of_as_dict_generated(time: float, kind: str, namespace: str, name: str, event: str,
+                                                       node: str | None, reason: str | None, message: str | None,
+                                                       group: str | None, transient: bool, count: int) -> None:
+    """The same over generated events: numbers of every kind, any text (escapes, unicode, the texts the
+    writer caches), optional fields set or not, fields of the wrong type (``json.dumps`` then)."""
+    sim = SimEvent(time, kind, namespace, name, event, node, reason, message, group, transient, count)
+    try:
+        expected = json.dumps(sim.as_dict(), ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError, OverflowError) as error:  # as_dict refuses (nan, inf): so must as_json
+        with pytest.raises(type(error)):
+            sim.as_json()
+        return
+    assert sim.as_json() == expected
+    assert sim.as_json() == expected  # again, with its texts cached

@@ -30,7 +30,7 @@ from jobsetctl.fakecluster.controllers.job_failure import (
 )
 from jobsetctl.fakecluster.controllers.job_pods import (
     UNKNOWN_INDEX,
-    build_pod,
+    PodBuilder,
     completion_index,
     first_pending_indexes,
     is_ready,
@@ -87,6 +87,7 @@ def delete_pods(sync: JobSync, pods: list[Object], *, release: bool) -> tuple[in
     """Delete pods; with ``release`` remove the tracking finalizer first so that the pod is never
     counted (``deleteJobPods``), without it keep it (``deleteActivePods``). Returns (deleted, ready)."""
     deleted = ready = 0
+    sync.pod_writes += len(pods)
     for pod in pods:
         meta = meta_of(pod)
         if release and JOB_TRACKING_FINALIZER in (meta.get("finalizers") or []):
@@ -170,6 +171,7 @@ def create_pods(sync: JobSync, indexes: list[int]) -> None:
     remaining = list(indexes)
     batch = min(len(remaining), SLOW_START_INITIAL_BATCH_SIZE)
     sync.active += len(remaining)
+    builder = PodBuilder(view, sync.pod_group)
     while remaining:
         current, remaining = remaining[:batch], remaining[batch:]
         failed_before = len(errors)
@@ -177,7 +179,7 @@ def create_pods(sync: JobSync, indexes: list[int]) -> None:
             counts = None
             if view.has_backoff_limit_per_index and index != UNKNOWN_INDEX:
                 counts = new_index_failure_counts(view, sync.delayed.get(index))
-            pod = build_pod(view, index, failure_counts=counts, pod_group=sync.pod_group)
+            pod = builder.build(index, counts)
             result = sync.api.create(pod)
             if result.ok and result.obj is not None:
                 sync.event("Normal", EVENT_SUCCESSFUL_CREATE, f"Created pod: {meta_of(result.obj).get('name')}")

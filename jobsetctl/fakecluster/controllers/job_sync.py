@@ -59,6 +59,7 @@ from jobsetctl.fakecluster.controllers.job_pods import (
     phase,
     restart_count,
 )
+from jobsetctl.fakecluster.controllers.job_scheduling import MANAGE_NONE, management_mode
 from jobsetctl.fakecluster.controllers.job_spec import (
     COMPLETE,
     EVENT_COMPLETED,
@@ -141,6 +142,11 @@ class JobSync:
         self._requeue: float | None = None
         self._finished: Finish | None = None
         self._at_start: dict[int, tuple[str, bool]] = {}
+        #: Pods this pass deleted (``delete_pods``) or released (``_track``): writes besides creates and status.
+        self.pod_writes = 0
+        #: Set at the end of the pass when running it again on what it left would write nothing (see
+        #: :meth:`_left_fixed_point`); the controller then skips the re-sync its own writes ask for.
+        self.settled = False
         # Read once per pass (``_valid_index`` asks for every tracked pod): the spec does not change in it.
         self._indexed = self.view.indexed
         self._completions = (self.view.completions or 0) if self._indexed else 0
@@ -241,14 +247,13 @@ class JobSync:
                 if matched is not None:
                     finish = Finish(SUCCESS_CRITERIA_MET, REASON_SUCCESS_POLICY, matched)
 
-        suspend_changed = False
+        suspend_changed = managed = False
         if finish is not None:
             deleted, ready = delete_pods(self, self.active_pods, release=False)
             self.active -= deleted
             self.terminating += deleted
             self.ready -= ready
         else:
-            managed = False
             if not view.deleting:
                 manage_job(self)
                 managed = True
@@ -264,7 +269,41 @@ class JobSync:
 
         self._track(tracked, finish, now)
         self._write_status(before, suspend_changed)
+        self.settled = (finish is None and self._requeue is None and not suspend_changed and self.pod_writes == 0
+                        and self._left_fixed_point(managed))
         return self._requeue
+
+    def _left_fixed_point(self, managed: bool) -> bool:
+        """Whether this pass, which finished nothing, asked for no requeue, changed no condition and deleted
+        or released no pod (its only writes: the pods it created, all accepted, and the status), left the
+        Job at a fixed point: a second pass over what it left, with nothing else changed, writes nothing.
+
+        Why: such a pass saw no tracked pod succeed or fail (either would have been released), so the next
+        pass sees the same pods plus the created ones (Pending, not ready, with the tracking finalizer,
+        fresh valid indexes), the counts and indexes this pass wrote (``format_indexes`` of a parsed set
+        parses back to it), the same ``startTime`` and conditions, an equal back-off record (``next`` of no
+        finished pods) and a forgotten API back-off; it finds the same finish (none), and ``manageJob``
+        finds nothing to delete or create exactly when the checks below hold. Time enters only through
+        requeues (deadline, back-offs: excluded above) and through writes. Left out, conservatively: the
+        per-index back-off and pod failure policies (pod-level timing and matching), and Jobs whose
+        Workload/PodGroup the controller manages (``ensure`` reads other objects). The controller checks
+        this claim on every skipped sync when the scheduling invariants are checked (the test suite)."""
+        view = self.view
+        if view.has_backoff_limit_per_index or view.pod_failure_policy is not None:
+            return False
+        if management_mode(view, self.api.version, self.api.gates) != MANAGE_NONE:
+            return False
+        if not managed or view.suspended:
+            # Deleting (``manageJob`` does not run) or suspended with no active pod left (any would have
+            # been deleted, a pod write): the next pass does the same nothing.
+            return True
+        completions = view.completions
+        if completions is None:
+            want = self.active if self.succeeded > 0 else view.parallelism
+        else:
+            want = max(min(completions - self.succeeded, view.parallelism), 0)
+        terminating = self.terminating if view.only_replace_failed_pods else 0
+        return self.active <= want and want - terminating - self.active <= 0
 
     def _finish_from_conditions(self, tracked: list[Object]) -> Finish | None:
         view = self.view
@@ -392,6 +431,7 @@ class JobSync:
                 terminal = Finish(COMPLETE, finish.reason, finish.message)
             else:
                 terminal = finish
+        self.pod_writes += len(release)
         for pod in release:
             self.api.remove_finalizer(pod, JOB_TRACKING_FINALIZER)
         self.state.backoff = self.new_backoff

@@ -29,6 +29,7 @@ from jobsetctl.fakecluster.manager import Controller
 from jobsetctl.fakecluster.nodelifecycle import DISRUPTION_TARGET, set_pod_condition
 from jobsetctl.jobset import api as jobset_api
 from jobsetctl.jobset import podwebhook
+from jobsetctl.jobset.api import EXCLUSIVE_TOPOLOGY_KEY
 from jobsetctl.kinds.interface import Object
 
 
@@ -52,6 +53,11 @@ class JobSetPodController(Controller):
         if event.type == WatchType.DELETED or group != "":
             return ()
         if kind == "Pod":
+            # Most pods use no exclusive placement: the annotation read first, before the leader checks.
+            md = event.obj.get("metadata")
+            annotations = md.get("annotations") if isinstance(md, dict) else None
+            if not isinstance(annotations, dict) or not isinstance(annotations.get(EXCLUSIVE_TOPOLOGY_KEY), str):
+                return ()
             return ((namespace, name),) if _is_watched_leader(event.obj) else ()
         if kind == "Node" and event.type == WatchType.ADDED:
             # A leader bound to a node that did not exist yet gets its check once the node appears.
