@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobsetctl.fakecluster.scheduler.buckets import Bucket, NodeSet
 from jobsetctl.fakecluster.scheduler.interface import (
     BindPlugin,
     Code,
@@ -37,7 +38,7 @@ from jobsetctl.fakecluster.scheduler.interface import (
 from jobsetctl.fakecluster.scheduler.messages import NODE_AFFINITY
 from jobsetctl.fakecluster.scheduler.plugins.noderesources import NodeResourcesFit, nominated_usage
 from jobsetctl.fakecluster.scheduler.podinfo import PodInfo
-from jobsetctl.fakecluster.scheduler.snapshot import Bucket, NodeInfo, NodeSet
+from jobsetctl.fakecluster.scheduler.snapshot import NodeInfo
 
 _SERIAL = itertools.count()
 
