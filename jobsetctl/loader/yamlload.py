@@ -143,20 +143,9 @@ def _build_document(root: Node, first_line: int = 0) -> tuple[Any, PosNode, list
             if tag == string_tag:
                 return node.value, at
             return _other_scalar(node, problems), at
-        if depth >= MAX_DEPTH:
-            raise _Abort(_problem("yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", node))
-        node_id = id(node)
-        if node_id in seen:
-            # The same node again is an alias: count what it expands to before copying it.
-            expansion[0] += _expanded_size(node, MAX_ALIAS_EXPANSION - expansion[0] + 1)
-            if expansion[0] > MAX_ALIAS_EXPANSION:
-                raise _Abort(_problem("yaml-aliases", "yaml: document contains excessive aliasing", node))
-        else:
-            seen.add(node_id)
+        _enter_collection(node, depth, seen, expansion, problems)
         depth += 1
         if cls is SequenceNode:
-            if node.tag != _SEQ:
-                problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
             items: list[Any] = []
             item_positions: list[PosNode] = []
             for item in node.value:
@@ -164,8 +153,6 @@ def _build_document(root: Node, first_line: int = 0) -> tuple[Any, PosNode, list
                 items.append(value)
                 item_positions.append(position)
             return items, PosSequence(at, tuple(item_positions))
-        if node.tag != _MAP and node.tag != "tag:yaml.org,2002:omap":
-            problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
         out: dict[str, Any] = {}
         merged: dict[str, Any] | None = None
         keys: list[str | None] = []
@@ -239,22 +226,10 @@ def _build_values(root: Node) -> tuple[Any, list[LoadProblem]]:
             if tag == string_tag:
                 return node.value
             return _other_scalar(node, problems)
-        if depth >= MAX_DEPTH:
-            raise _Abort(_problem("yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", node))
-        node_id = id(node)
-        if node_id in seen:
-            expansion[0] += _expanded_size(node, MAX_ALIAS_EXPANSION - expansion[0] + 1)
-            if expansion[0] > MAX_ALIAS_EXPANSION:
-                raise _Abort(_problem("yaml-aliases", "yaml: document contains excessive aliasing", node))
-        else:
-            seen.add(node_id)
+        _enter_collection(node, depth, seen, expansion, problems)
         depth += 1
         if cls is SequenceNode:
-            if node.tag != _SEQ:
-                problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
             return [build(item, depth) for item in node.value]
-        if node.tag != _MAP and node.tag != "tag:yaml.org,2002:omap":
-            problems.append(_problem("yaml-tag", f"unsupported YAML tag {node.tag!s}: only standard tags are accepted", node))
         out: dict[str, Any] = {}
         merged: dict[str, Any] | None = None
         for key_node, value_node in node.value:
@@ -285,6 +260,27 @@ def _build_values(root: Node) -> tuple[Any, list[LoadProblem]]:
         return out
 
     return build(root, 0), problems
+
+
+def _enter_collection(
+    node: Node, depth: int, seen: set[int], expansion: list[int], problems: list[LoadProblem]
+) -> None:
+    """What both builders check as they enter a sequence or a mapping, in this order: the depth limit, the
+    expansion an alias adds (the same node seen again is an alias: count what it expands to before copying
+    it), the collection's tag."""
+    if depth >= MAX_DEPTH:
+        raise _Abort(_problem("yaml-depth", f"document is nested more than {MAX_DEPTH} levels deep", node))
+    node_id = id(node)
+    if node_id in seen:
+        expansion[0] += _expanded_size(node, MAX_ALIAS_EXPANSION - expansion[0] + 1)
+        if expansion[0] > MAX_ALIAS_EXPANSION:
+            raise _Abort(_problem("yaml-aliases", "yaml: document contains excessive aliasing", node))
+    else:
+        seen.add(node_id)
+    tag = node.tag
+    standard = tag == _SEQ if node.__class__ is SequenceNode else tag in (_MAP, "tag:yaml.org,2002:omap")
+    if not standard:
+        problems.append(_problem("yaml-tag", f"unsupported YAML tag {tag!s}: only standard tags are accepted", node))
 
 
 def _other_scalar(node: Node, problems: list[LoadProblem]) -> Any:
