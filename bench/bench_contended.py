@@ -34,6 +34,28 @@ ratio of each size's CPU time to the previous size's (doubling: 1,000 → 2,000 
 Targets (issue 12): 5,000 nodes / 50,000 pods at >= 2,000 pods per second on one core, peak RSS < 2 GiB,
 doubling <= 2.3x, both variants; the week in under a minute.
 
+Measured at stop 19 (2026-11-26, main 87ce390: the rack placement without per-rack indexes, settled Job
+syncs skipped, the lazy YAML positions), the package compiled once, load average under 1; CPU seconds:
+
+    case   nodes    pods  CPU s  pods/CPU s  peak MiB  CPU x
+    plain    500   5,040    2.5       2,032       221      -
+    plain  1,000  10,000    4.8       2,101       241  1.92x
+    plain  2,500  25,040   12.8       1,960       523  2.68x (2.5x the size: 2.11x per doubling)
+    plain  5,000  50,000   21.4       2,332       966  1.68x
+    plain 10,000 100,000   43.7       2,288     1,866  2.04x
+    rack     500   5,040    3.0       1,706       717      -
+    rack   1,000  10,000    4.6       2,188       717  1.55x
+    rack   2,500  25,040   10.5       2,380       717  2.30x (2.5x the size)
+    rack   5,000  50,000   19.3       2,597       976  1.83x
+    rack  10,000 100,000   41.3       2,420     1,901  2.15x
+
+Thirteen more runs at 5,000 nodes that hour: plain 18.2-21.0 s, rack 18.4-20.7 s (2,379-2,750 and
+2,412-2,716 pods per CPU second). Four plain runs twenty minutes earlier took 24.3-25.0 s (2,000-2,058) at a
+load average of 1 with nothing else of ours running; the same hash seed gave 18.6 and 19.0 s later, and a
+cProfile pair of a slow and a fast run had the same call counts with every function slower alike: the
+virtual machine's host, not the code. The week: 40.7 s CPU and wall, peak 1.6 GiB, sha256
+8117ca0e31ec8fc9. Every digest is the one printed before this work.
+
 Measured 2026-11-26 after the i12-day work (see "before" below), on the shared 2-core machine at a load
 average of about 3 (wall close to CPU); CPU seconds still vary by up to a tenth from run to run: over the
 day's seven runs at 5,000 nodes, plain took 22.3 to 26.5 s and rack 23.7 to 27.5 s (the higher ones at a

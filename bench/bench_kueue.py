@@ -15,6 +15,12 @@ figure to read; wall time is printed beside it. Beside the timings, the per-clas
 checker reads (``rangespec.yaml``): ClusterQueue usage against nominal quota, and the mean time to
 admission per workload class.
 
+Measured at stop 19 (2026-11-26, main 87ce390: Workload creates admitted once per shape, exact classic
+preemption shortcuts, lazy YAML positions), two runs, load average under 2, CPU load + run: baseline 0.99 +
+4.98 = 5.97 s and 6.47 s; large-scale 3.19 + 20.03 = 23.23 s and 23.44 s; TAS 1.07 + 9.19 = 10.27 s and
+10.93 s (TAS still over its 8 s target). Digests unchanged: cae7960668e7804b, 4b95786a64bdca43,
+2ec8e436e537ca0c.
+
 Measured (2026-11-26, i14-queues, CPU ``time.process_time``, load + run as printed; before = 8fcf8ec, run back
 to back on the shared 2-core machine at a quiet moment, wall equal to CPU):
 
