@@ -94,3 +94,12 @@ def tree_key(value: Any) -> Any:
     if cls is float:
         return (cls, repr(value))
     raise NotPlain
+
+
+def content_key(value: Any) -> Any | None:
+    """:func:`tree_key` of ``value``, or None when it is no plain JSON tree (or too deep to walk): the key of
+    a memo by content, which then just does not remember that value."""
+    try:
+        return tree_key(value)
+    except (NotPlain, RecursionError):
+        return None

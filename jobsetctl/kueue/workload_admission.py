@@ -36,7 +36,7 @@ from typing import Any
 from jobsetctl.admission.chain import AdmissionResult
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
 from jobsetctl.kinds.registry import webhooks_for
-from jobsetctl.kube.jsontree import NotPlain, copy_tree, tree_key
+from jobsetctl.kube.jsontree import content_key, copy_tree
 from jobsetctl.kube.meta import validate_name_and_namespace
 from jobsetctl.kueue import api
 
@@ -44,7 +44,6 @@ from jobsetctl.kueue import api
 PER_OBJECT = frozenset({"name", "namespace", "uid", "creationTimestamp"})
 #: Shapes remembered per API server; the memo starts afresh when full (a run has a few thousand).
 MAX_SHAPES = 8192
-_PER_OBJECT_MARK = ("per-object",)
 
 
 class _Memo:
@@ -57,7 +56,7 @@ class _Memo:
         self.kueue = ctx.kueue
         self.default_namespace = ctx.default_namespace
         #: shape -> the admitted object of the first create of that shape.
-        self.results: dict[tuple[Any, ...], Object] = {}
+        self.results: dict[Any, Object] = {}
 
     def serves(self, ctx: AdmissionContext) -> bool:
         return (self.gates is ctx.gates and self.kueue is ctx.kueue and self.version == ctx.version
@@ -67,7 +66,7 @@ class _Memo:
 _MEMOS: weakref.WeakKeyDictionary[Any, _Memo] = weakref.WeakKeyDictionary()
 
 
-def _object_shape(obj: Object) -> tuple[Any, ...] | None:
+def _object_shape(obj: Object) -> Any | None:
     """The shape of ``obj`` with the per-object metadata values masked, or None when the shortcut does not
     apply (not a plain tree, a per-object value that is not a non-empty string)."""
     if type(obj) is not dict:
@@ -75,30 +74,15 @@ def _object_shape(obj: Object) -> tuple[Any, ...] | None:
     md = obj.get("metadata")
     if type(md) is not dict:
         return None
-    try:
-        out: list[Any] = [dict]
-        for key, item in obj.items():
-            if type(key) is not str:
+    masked: dict[Any, Any] = {}
+    for field, value in md.items():
+        if field in PER_OBJECT:
+            if type(value) is not str or not value:
                 return None
-            out.append(key)
-            if key != "metadata":
-                out.append(tree_key(item))
-                continue
-            meta: list[Any] = [dict]
-            for field, value in item.items():
-                if type(field) is not str:
-                    return None
-                meta.append(field)
-                if field in PER_OBJECT:
-                    if type(value) is not str or not value:
-                        return None
-                    meta.append(_PER_OBJECT_MARK)
-                else:
-                    meta.append(tree_key(value))
-            out.append(tuple(meta))
-        return tuple(out)
-    except (NotPlain, RecursionError):
-        return None
+            value = ""  # every value at these keys is masked alike, so the mark cannot meet a real value
+        masked[field] = value
+    # ``{**obj, ...}`` keeps ``metadata`` at its place in the key order, which the shape includes.
+    return content_key({**obj, "metadata": masked})
 
 
 def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandler,

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobsetctl.kube.jsontree import NotPlain, tree_key
+from jobsetctl.kube.jsontree import content_key
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
 from jobsetctl.kueue.engine import names
@@ -291,6 +291,13 @@ _HASH_BY_CONTENT: dict[Any, str] = {}
 MAX_HASH_CONTENTS = 4096
 
 
+def _remember(memo: dict[Any, Any], key: Any, value: Any, cap: int) -> None:
+    """Keep ``value`` under ``key`` in a content memo, which starts afresh when it holds ``cap`` entries."""
+    if len(memo) >= cap:
+        memo.clear()
+    memo[key] = value
+
+
 def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]] | None = None) -> Requests:
     """One pod's requests of a podset's template. Podset templates are immutable once the Workload
     exists, so the result is remembered per template object, and per template content (``PodRequests``
@@ -301,17 +308,12 @@ def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]
         hit = memo.get(id(spec))
         if hit is not None and hit[0] is spec:
             return hit[1]
-    try:
-        content = tree_key(spec)
-    except (NotPlain, RecursionError):
-        content = None
+    content = content_key(spec)
     value = _PER_POD_BY_CONTENT.get(content) if content is not None else None
     if value is None:
         value = requests_from_fractions(pod_requests(spec))
         if content is not None:
-            if len(_PER_POD_BY_CONTENT) >= MAX_PER_POD_CONTENTS:
-                _PER_POD_BY_CONTENT.clear()
-            _PER_POD_BY_CONTENT[content] = value
+            _remember(_PER_POD_BY_CONTENT, content, value, MAX_PER_POD_CONTENTS)
     if memo is not None:
         memo[id(spec)] = (spec, value)
     return value
@@ -440,18 +442,15 @@ class WorkloadInfo:
             return memo[3]
         # The text hashed is a function of spec.podSets, the podsets' counts and per-pod requests and the
         # priority: workloads of one class share it (content key, types included).
-        try:
-            content: Any = (tree_key(spec_podsets), self.priority,
-                            tuple((p.count, tuple((r, type(v), v) for r, v in p.per_pod.items())) for p in self.podsets))
-        except (NotPlain, RecursionError):
-            content = None
+        podsets_key = content_key(spec_podsets)
+        content: Any = None if podsets_key is None else (
+            podsets_key, self.priority,
+            tuple((p.count, tuple((r, type(v), v) for r, v in p.per_pod.items())) for p in self.podsets))
         digest = _HASH_BY_CONTENT.get(content) if content is not None else None
         if digest is None:
             digest = self._hash_text_digest()
             if content is not None:
-                if len(_HASH_BY_CONTENT) >= MAX_HASH_CONTENTS:
-                    _HASH_BY_CONTENT.clear()
-                _HASH_BY_CONTENT[content] = digest
+                _remember(_HASH_BY_CONTENT, content, digest, MAX_HASH_CONTENTS)
         self._hash_memo = (spec_podsets, self.podsets, self.priority, digest)
         return digest
 
