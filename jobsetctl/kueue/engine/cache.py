@@ -311,10 +311,19 @@ class Cache:
         if cq_name is None or cq_name != info.cluster_queue:
             return False
         state = self.cluster_queues.get(cq_name)
-        if state is None or state.tas_flavors:
+        if state is None:
             return False
         old = state.workloads.get(key)
-        if old is None or old.usage() != info.usage():
+        if old is None:
+            return False
+        tas_flavors = None
+        if state.tas_flavors:
+            # TAS: only the same podsets (the same topology assignments and requests objects, see
+            # ``WorkloadInfo.update``), whose TAS entries are the ones applied already.
+            if old.podsets is not info.podsets:
+                return False
+            tas_flavors = list(self._tas_of(state, old))
+        elif old.usage() != info.usage():
             return False
         # The same order of entries as a delete and an add leave (both dicts put the key last).
         del self._assumed[key]
@@ -323,6 +332,9 @@ class Cache:
         state.generation += 1
         state.workloads[key] = info
         self._assumed[key] = state.name
+        if tas_flavors:
+            for tas in tas_flavors:
+                tas.readd_workload(key)
         if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
             state.not_ready.add(key)
         if self.history is not None:

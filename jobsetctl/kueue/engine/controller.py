@@ -9,6 +9,7 @@ progress, and whenever something it depends on changes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar
 
@@ -43,12 +44,19 @@ class KueueController(Controller):
         self.engine: Engine | None = None
         self._cycles_at: tuple[float, int] = (-1.0, 0)
         self._in_cycle = False
+        from jobsetctl.fakecluster.cluster import CHECK_INVARIANTS_ENV
+
+        self._checks = bool(extra.get("check_invariants") if isinstance(extra, dict) else False) or bool(
+            os.environ.get(CHECK_INVARIANTS_ENV))
 
     def setup(self, manager: Manager) -> None:
         super().setup(manager)
         engine = Engine(self.api, self.clock, self.recorder, self.settings)
         engine.kick = self._kick
         engine.reconcile_after = lambda key, delay: manager.enqueue_after(self, ("wl", key), delay)
+        # With the invariant checks (the test suite), each shortcut of the engine also does the work it
+        # skips and checks that the answers agree.
+        engine.verify_shortcuts = self._checks
         self.engine = engine
 
     def _kick(self) -> None:

@@ -346,6 +346,7 @@ class WorkloadInfo:
         "queue_name",
         "queue_signature",
         "resource_errors",
+        "resource_version",
         "scheduling_hash",
         "uid",
     )
@@ -370,6 +371,8 @@ class WorkloadInfo:
         self.namespace = str(md.get("namespace", ""))
         self.name = str(md.get("name", ""))
         self.key = f"{self.namespace}/{self.name}"
+        #: The resourceVersion of the version read (None for an object not stored yet).
+        self.resource_version = md.get("resourceVersion")
         self.uid = str(md.get("uid", ""))
         self.generation = int(md.get("generation") or 0)
         self.queue_name = str(spec.get("queueName") or "")
@@ -469,6 +472,15 @@ class WorkloadInfo:
             })
         text = json.dumps({"podSets": shapes, "priority": self.priority}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def reading(info: WorkloadInfo) -> tuple[Any, ...]:
+    """What :meth:`WorkloadInfo.update` read from the object (the inputs of the per-podset requests by
+    identity): two Infos with equal readings stand for the same version of a Workload. The engine's
+    shortcut checks compare them (``Engine.verify_shortcuts``)."""
+    return (info.obj, info.resource_version, info.namespace, info.name, info.key, info.uid, info.generation,
+            info.queue_name, info.priority, info.creation_ts, info.cluster_queue, info.podsets, info.queue_signature,
+            tuple(id(value) for value in info._podset_inputs))
 
 
 def validate_resources(info: WorkloadInfo) -> list[str]:
