@@ -613,6 +613,7 @@ def _refreshed(previous: WorkloadInfo, obj: Object) -> WorkloadInfo:
     info.local_queue_usage = None
     info.last_evaluated_generation = previous.last_evaluated_generation
     info._per_pod_memo = previous._per_pod_memo
+    info._spec_podsets = previous._spec_podsets
     info.update(obj, previous)
     return info
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,15 @@ def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
 
 
 def is_true(obj: Object, kind: str) -> bool:
-    cond = find_condition(obj, kind)
-    return cond is not None and cond.get("status") == "True"
+    """The first condition of this type is True (:func:`find_condition`'s scan, written out: it runs for
+    every predicate of every reconcile)."""
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return False
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == kind:
+            return cond.get("status") == "True"
+    return False
 
 
 def is_false(obj: Object, kind: str) -> bool:
@@ -125,20 +133,24 @@ STATUS_ADMITTED = "admitted"
 STATUS_FINISHED = "finished"
 
 
-def has_quota_reservation(obj: Object) -> bool:
-    return is_true(obj, names.QUOTA_RESERVED)
+def _true_predicate(kind: str) -> Any:
+    """``is_true(obj, kind)`` for one condition type, as one function (no call per call to :func:`is_true`)."""
+
+    def predicate(obj: Object) -> bool:
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            return False
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict) and cond.get("type") == kind:
+                return cond.get("status") == "True"
+        return False
+    return predicate
 
 
-def is_admitted(obj: Object) -> bool:
-    return is_true(obj, names.ADMITTED)
-
-
-def is_finished(obj: Object) -> bool:
-    return is_true(obj, names.FINISHED)
-
-
-def is_evicted(obj: Object) -> bool:
-    return is_true(obj, names.EVICTED)
+has_quota_reservation: Callable[[Object], bool] = _true_predicate(names.QUOTA_RESERVED)
+is_admitted: Callable[[Object], bool] = _true_predicate(names.ADMITTED)
+is_finished: Callable[[Object], bool] = _true_predicate(names.FINISHED)
+is_evicted: Callable[[Object], bool] = _true_predicate(names.EVICTED)
 
 
 def is_active(obj: Object) -> bool:
@@ -329,6 +341,7 @@ class WorkloadInfo:
         "_per_pod_memo",
         "_podset_inputs",
         "_reserved_at",
+        "_spec_podsets",
         "_usage",
         "cluster_queue",
         "creation_ts",
@@ -360,6 +373,7 @@ class WorkloadInfo:
         self.local_queue_usage: float | None = None
         self.last_evaluated_generation = 0
         self._per_pod_memo: dict[int, tuple[Any, Requests]] = {}
+        self._spec_podsets: tuple[Any, list[dict[str, Any]]] | None = None
         self.update(obj)
 
     def update(self, obj: Object, previous: WorkloadInfo | None = None) -> None:
@@ -408,7 +422,16 @@ class WorkloadInfo:
 
     # ---- derived ------------------------------------------------------------------------------------
     def spec_podsets(self) -> list[dict[str, Any]]:
-        return [p for p in _list(_mapping(self.obj.get("spec")).get("podSets")) if isinstance(p, dict)]
+        """The podsets of the Workload's spec (read-only: the list is kept while ``spec.podSets`` is the same
+        object, which writers replace as a whole, see :meth:`update`; the flavor assigner asks several times
+        per workload and cycle)."""
+        raw = _mapping(self.obj.get("spec")).get("podSets")
+        memo = self._spec_podsets
+        if memo is not None and memo[0] is raw:
+            return memo[1]
+        podsets = [p for p in _list(raw) if isinstance(p, dict)]
+        self._spec_podsets = (raw, podsets)
+        return podsets
 
     def usage(self) -> FRQuantities:
         """``Info.Usage().Quota.Assigned``: requests per (flavor, resource) of the assigned flavors."""

@@ -113,21 +113,24 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
         return None
 
     cq_name = engine.queues.cluster_queue_for(engine.infos[key]) if key in engine.infos else None
-    if has_quota_reservation(obj):
+    # Nothing below sets or clears the reservation (checks, the Admitted condition, a queue blocker's
+    # QuotaReserved=False on a workload without one), so it is read once.
+    reserved = has_quota_reservation(obj)
+    if reserved:
         admission = status.get("admission") or {}
         cq_name = admission.get("clusterQueue") or cq_name
     cq = engine.cache.cluster_queues.get(cq_name or "")
     recheck: list[float] = []
-    if cq is not None and has_quota_reservation(obj) and engine.sync_admission_checks(obj, cq):
+    if cq is not None and reserved and engine.sync_admission_checks(obj, cq):
         engine.write(obj)
-    if has_quota_reservation(obj):
+    if reserved:
         wait = _advance_checks(engine, obj)
         if wait is not None:
             recheck.append(wait)
     if not is_admitted(obj):
-        if not has_quota_reservation(obj):
+        if not reserved:
             _queue_blocker(engine, obj)
-        if has_quota_reservation(obj) and sync_admitted_condition(obj, now_text):
+        if reserved and sync_admitted_condition(obj, now_text):
             if is_admitted(obj):
                 engine.admitted_at[key] = clock.now
                 reserved = find_condition(obj, names.QUOTA_RESERVED) or {}
@@ -137,7 +140,7 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
                                            f"Admitted by ClusterQueue {cq_text}, wait time since reservation was {waited:.0f}s")
                 engine.record(obj, "Admitted", reason="Admitted", message=f"Admitted by ClusterQueue {cq_text}")
             engine.write(obj)
-    if has_quota_reservation(obj):
+    if reserved:
         if _check_based_eviction(engine, obj):
             return None
         wait = _pods_ready_timeout(engine, obj)
@@ -181,9 +184,10 @@ def _advance_checks(engine: Engine, obj: Object) -> float | None:
 
 def _check_based_eviction(engine: Engine, obj: Object) -> bool:
     """``reconcileCheckBasedEviction``."""
-    if is_evicted(obj):
+    found = (obj.get("status") or {}).get("admissionChecks")
+    if not found or is_evicted(obj):
         return False
-    checks = [c for c in (obj.get("status") or {}).get("admissionChecks") or [] if isinstance(c, dict)]
+    checks = [c for c in found if isinstance(c, dict)]
     rejected = [c for c in checks if c.get("state") == names.CHECK_REJECTED]
     retry = [c for c in checks if c.get("state") == names.CHECK_RETRY]
     if rejected:
