@@ -133,8 +133,8 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
         if reserved and sync_admitted_condition(obj, now_text):
             if is_admitted(obj):
                 engine.admitted_at[key] = clock.now
-                reserved = find_condition(obj, names.QUOTA_RESERVED) or {}
-                waited = clock.now - clock.seconds_of(str(reserved.get("lastTransitionTime", now_text)))
+                reservation = find_condition(obj, names.QUOTA_RESERVED) or {}
+                waited = clock.now - clock.seconds_of(str(reservation.get("lastTransitionTime", now_text)))
                 cq_text = (status.get("admission") or {}).get("clusterQueue", "")
                 engine.recorder.kube_event(obj, "Normal", "Admitted",
                                            f"Admitted by ClusterQueue {cq_text}, wait time since reservation was {waited:.0f}s")
