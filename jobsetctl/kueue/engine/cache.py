@@ -286,7 +286,7 @@ class Cache:
         state = self.cluster_queues.get(info.cluster_queue)
         if state is None:
             if self.history is not None:
-                self.history.quota_changed(info.key, self.now(), None, None, None)
+                self.history.quota_changed(info.key, self.now(), None, None)
             return False
         state.workloads[info.key] = info
         self._assumed[info.key] = state.name
@@ -296,8 +296,7 @@ class Cache:
         if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
             state.not_ready.add(info.key)
         if self.history is not None:
-            flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
-            self.history.quota_changed(info.key, self.now(), state.name, info.usage(), flavors)
+            self.history.quota_changed(info.key, self.now(), state.name, info.usage(), info.podsets)
         return True
 
     def _replace(self, info: WorkloadInfo) -> bool:
@@ -338,14 +337,13 @@ class Cache:
         if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
             state.not_ready.add(key)
         if self.history is not None:
-            flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
-            self.history.quota_changed(key, self.now(), state.name, info.usage(), flavors)
+            self.history.quota_changed(key, self.now(), state.name, info.usage(), info.podsets)
         return True
 
     def delete_workload(self, key: str) -> WorkloadInfo | None:
         info = self._delete(key)
         if self.history is not None:
-            self.history.quota_changed(key, self.now(), None, None, None)
+            self.history.quota_changed(key, self.now(), None, None)
         return info
 
     def _delete(self, key: str) -> WorkloadInfo | None:

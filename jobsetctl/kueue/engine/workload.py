@@ -409,7 +409,9 @@ class WorkloadInfo:
         self._hash_memo: tuple[Any, list[PodSetResources], int, str] | None = \
             previous._hash_memo if previous is not None else None
         self.scheduling_hash = ""
-        self.resource_errors: list[str] | None = None
+        # validate_resources reads the podset templates only: kept while spec.podSets is the same object.
+        self.resource_errors: list[str] | None = \
+            previous.resource_errors if previous is not None and previous._podset_inputs[0] is inputs[0] else None
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
         self._order_key: tuple[int, float, str] | None = None
         self._backoff: tuple[bool, float | None] | None = None
