@@ -68,6 +68,24 @@ def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
     return None
 
 
+def first_conditions(obj: Object) -> dict[Any, dict[str, Any]]:
+    """Condition type -> the first condition of that type (what :func:`find_condition` finds for each), in one
+    pass: for a reconcile that reads several conditions before it writes anything."""
+    out: dict[Any, dict[str, Any]] = {}
+    status = obj.get("status")
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict):
+                out.setdefault(cond.get("type"), cond)
+    return out
+
+
+def true_in(first: dict[Any, dict[str, Any]], kind: str) -> bool:
+    """:func:`is_true` over :func:`first_conditions`."""
+    cond = first.get(kind)
+    return cond is not None and cond.get("status") == "True"
+
+
 def is_true(obj: Object, kind: str) -> bool:
     """The first condition of this type is True (:func:`find_condition`'s scan, written out: it runs for
     every predicate of every reconcile)."""

@@ -24,15 +24,16 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.workload import (
     find_condition,
+    first_conditions,
     has_quota_reservation,
     is_active,
     is_admissible,
     is_admitted,
     is_evicted,
-    is_finished,
     remove_condition,
     set_condition,
     sync_admitted_condition,
+    true_in,
 )
 
 if TYPE_CHECKING:
@@ -43,14 +44,17 @@ Object = dict[str, Any]
 
 def reconcile(engine: Engine, obj: Object) -> float | None:
     """Returns seconds after which to look again, or None."""
-    if is_finished(obj):
+    # The conditions as they are before this reconcile writes anything: every read through ``first`` below
+    # comes before the first write on its path.
+    first = first_conditions(obj)
+    if true_in(first, names.FINISHED):
         return None
     key = _key(obj)
     clock = engine.clock
     now_text = clock.timestamp()
     status = obj.setdefault("status", {})
     if is_active(obj):
-        target = find_condition(obj, names.DEACTIVATION_TARGET)
+        target = first.get(names.DEACTIVATION_TARGET)
         if target is not None and target.get("status") == "True":
             obj.setdefault("spec", {})["active"] = False
             engine.record(obj, "Deactivated", reason=str(target.get("reason", "")), message=str(target.get("message", "")))
@@ -58,12 +62,12 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
             return 0.0
         state = status.get("requeueState")
         requeue_at = state.get("requeueAt") if isinstance(state, dict) else None
-        requeued = find_condition(obj, names.REQUEUED)
+        requeued = first.get(names.REQUEUED)
         if requeue_at:
             remaining = clock.seconds_of(str(requeue_at)) - clock.now
             if remaining > 0:
                 return remaining
-            if not has_quota_reservation(obj):
+            if not true_in(first, names.QUOTA_RESERVED):
                 state.pop("requeueAt", None)
                 changed = False
                 if requeued is not None and requeued.get("status") == "False" and requeued.get("reason") in (
@@ -77,7 +81,7 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
                 if info is not None and is_admissible(obj):
                     engine.queues.add_or_update_workload(info)
                 return None
-        if requeued is not None and requeued.get("status") == "False" and not has_quota_reservation(obj):
+        if requeued is not None and requeued.get("status") == "False" and not true_in(first, names.QUOTA_RESERVED):
             reason = requeued.get("reason")
             if reason == names.DEACTIVATED:
                 set_condition(obj, names.REQUEUED, True, names.REACTIVATED, "The workload was reactivated", now_text)
@@ -91,9 +95,9 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
                 engine.write(obj)
                 return None
     else:
-        target = find_condition(obj, names.DEACTIVATION_TARGET)
+        target = first.get(names.DEACTIVATION_TARGET)
         changed = False
-        if not is_evicted(obj):
+        if not true_in(first, names.EVICTED):
             message = "The workload is deactivated"
             cause = ""
             if target is not None:
@@ -115,7 +119,7 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
     cq_name = engine.queues.cluster_queue_for(engine.infos[key]) if key in engine.infos else None
     # Nothing below sets or clears the reservation (checks, the Admitted condition, a queue blocker's
     # QuotaReserved=False on a workload without one), so it is read once.
-    reserved = has_quota_reservation(obj)
+    reserved = true_in(first, names.QUOTA_RESERVED)
     if reserved:
         admission = status.get("admission") or {}
         cq_name = admission.get("clusterQueue") or cq_name
