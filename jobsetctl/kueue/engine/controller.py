@@ -68,6 +68,7 @@ class KueueController(Controller):
 
     # ---- watch -------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # Tuples, not a generator: this runs for every Workload write.
         engine = self.engine
         assert engine is not None
         group, kind, namespace, name = event.key
@@ -77,21 +78,21 @@ class KueueController(Controller):
             if kind == "Workload":
                 if deleted:
                     engine.forget(event.obj)
-                    return
+                    return ()
                 if obj is not None and workload_status(obj) == STATUS_FINISHED:
                     # Kueue's Update handler drops a finished Workload from the cache and the queues as it
                     # sees the event (workload_controller.go), before any scheduling cycle: a cycle at the
                     # same instant must not pick it as a preemption target.
                     engine.observe(obj)
-                yield ("wl", f"{namespace}/{name}")
-                return
+                return (("wl", f"{namespace}/{name}"),)
             engine.on_configuration(kind, obj, namespace, name)
-            return
+            return ()
         if kind == "Namespace" and group == "":
             engine.on_namespace(obj, name)
-            return
+            return ()
         if engine.tas is not None and group == "":
-            yield from engine.tas.keys_for(event)
+            return engine.tas.keys_for(event)
+        return ()
 
     # ---- reconcile ---------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:

@@ -223,14 +223,17 @@ def _checks_message(checks: list[dict[str, Any]], state: str) -> str:
 def _pods_ready_timeout(engine: Engine, obj: Object) -> float | None:
     """``reconcileNotReadyTimeout`` with ``admittedNotReadyWorkload``."""
     wait = engine.settings.wait_for_pods_ready
-    if wait is None or not is_active(obj) or is_evicted(obj) or not is_admitted(obj):
+    if wait is None or not is_active(obj):
+        return None
+    first = first_conditions(obj)  # nothing is written before the eviction below
+    if true_in(first, names.EVICTED) or not true_in(first, names.ADMITTED):
         return None
     clock = engine.clock
-    ready = find_condition(obj, names.PODS_READY)
+    ready = first.get(names.PODS_READY)
     if ready is not None and ready.get("status") == "True":
         return None
     if ready is None or ready.get("reason") in (names.WAIT_FOR_START, "PodsReady"):
-        admitted = find_condition(obj, names.ADMITTED) or {}
+        admitted = first.get(names.ADMITTED) or {}
         elapsed = clock.now - clock.seconds_of(str(admitted.get("lastTransitionTime", clock.timestamp())))
         timeout = wait.timeout
         cause = names.WAIT_FOR_START
