@@ -328,7 +328,11 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any, cap: int) -> None:
     memo[key] = value
 
 
-def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]] | None = None) -> Requests:
+#: Per Info: ``id(pod spec)`` -> (pod spec, one pod's requests, the pod spec's content key).
+PerPodMemo = dict[int, tuple[Any, Requests, Any]]
+
+
+def _podset_per_pod(podset: dict[str, Any], memo: PerPodMemo | None = None) -> Requests:
     """One pod's requests of a podset's template. Podset templates are immutable once the Workload
     exists, so the result is remembered per template object, and per template content (``PodRequests``
     reads nothing but the pod spec)."""
@@ -345,8 +349,33 @@ def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]
         if content is not None:
             _remember(_PER_POD_BY_CONTENT, content, value, MAX_PER_POD_CONTENTS)
     if memo is not None:
-        memo[id(spec)] = (spec, value)
+        memo[id(spec)] = (spec, value, content)
     return value
+
+
+def _podsets_content(raw: Any, memo: PerPodMemo) -> Any:
+    """A content key of ``spec.podSets`` for the scheduling-hash memo, None when it has none. Per podset: its
+    fields but the template, the template's fields but the pod spec, and the pod spec's key, which the
+    per-pod requests remembered (the pod spec is most of a podset: it is not walked twice). Equal keys
+    mean equal names, counts, minCounts, topology requests and pod specs: what the hash reads."""
+    if type(raw) is list:
+        parts = []
+        for podset in raw:
+            template = podset.get("template") if type(podset) is dict else None
+            if type(template) is not dict:
+                break
+            spec = template.get("spec")
+            hit = memo.get(id(spec))
+            spec_key = hit[2] if hit is not None and hit[0] is spec else content_key(spec)
+            rest = content_key({k: v for k, v in podset.items() if k != "template"})
+            template_rest = content_key({k: v for k, v in template.items() if k != "spec"})
+            if spec_key is None or rest is None or template_rest is None:
+                break
+            parts.append((rest, template_rest, spec_key))
+        else:
+            return ("parts", tuple(parts))
+    whole = content_key(raw)
+    return None if whole is None else ("whole", whole)
 
 
 class WorkloadInfo:
@@ -390,7 +419,7 @@ class WorkloadInfo:
         self.nomination_mapping: dict[str, dict[str, str]] | None = None
         self.local_queue_usage: float | None = None
         self.last_evaluated_generation = 0
-        self._per_pod_memo: dict[int, tuple[Any, Requests]] = {}
+        self._per_pod_memo: PerPodMemo = {}
         self._spec_podsets: tuple[Any, list[dict[str, Any]]] | None = None
         self.update(obj)
 
@@ -488,7 +517,7 @@ class WorkloadInfo:
             return memo[3]
         # The text hashed is a function of spec.podSets, the podsets' counts and per-pod requests and the
         # priority: workloads of one class share it (content key, types included).
-        podsets_key = content_key(spec_podsets)
+        podsets_key = _podsets_content(spec_podsets, self._per_pod_memo)
         content: Any = None if podsets_key is None else (
             podsets_key, self.priority,
             tuple((p.count, tuple((r, type(v), v) for r, v in p.per_pod.items())) for p in self.podsets))
@@ -603,7 +632,7 @@ def _reclaimable(obj: Object) -> dict[str, int]:
 
 
 def _total_requests(obj: Object, adm: dict[str, Any] | None,
-                    memo: dict[int, tuple[Any, Requests]] | None = None) -> list[PodSetResources]:
+                    memo: PerPodMemo | None = None) -> list[PodSetResources]:
     """``totalRequestsFromPodSets`` / ``totalRequestsFromAdmission``, after ``reclaimablePods``."""
     spec_podsets = [p for p in _list(_mapping(obj.get("spec")).get("podSets")) if isinstance(p, dict)]
     reclaim = _reclaimable(obj)
