@@ -373,6 +373,9 @@ class QueueManager:
                 # the bucket moves as a whole, as the members one by one would.
                 if all(namespace_ok(ns) for ns in bucket.namespaces) and (not bucket.slow or (
                         self.bucket_retry and all(self.backoff_expired(bucket.infos[key]) for key in bucket.slow))):
+                    if bucket.slow:
+                        # Their backoff states are read now (as after a move member by member).
+                        bucket.slow = {key for key in bucket.slow if bucket.infos[key]._backoff != NO_BACKOFF}
                     del cq.inad[bucket.digest]
                     moved += len(bucket.infos)
                     cq.activate(bucket)
