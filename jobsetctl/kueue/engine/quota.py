@@ -105,16 +105,22 @@ def available(node: ResourceNode, fr: FlavorResource) -> int:
     """``available``: what remains for ``node``, using local capacity and the parent's (within the
     borrowing limit). Negative after over-admission."""
     usage = node.usage.get(fr, 0)
-    if node.parent is None:
+    parent = node.parent
+    if parent is None:
         return node.subtree_quota.get(fr, 0) - usage
-    parent_available = available(node.parent, fr)
+    parent_available = available(parent, fr)
+    # local_quota and local_available written out (asked per flavor-resource per assignment attempt).
     quota = node.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
-        lq = node.local_quota(fr)
+    if quota is None:
+        return max(0, -usage) + parent_available
+    lending_limit = quota.lending_limit
+    lq = 0 if lending_limit is None else max(0, node.subtree_quota.get(fr, 0) - lending_limit)
+    borrowing_limit = quota.borrowing_limit
+    if borrowing_limit is not None:
         stored_in_parent = node.subtree_quota.get(fr, 0) - lq
         used_in_parent = max(0, usage - lq)
-        parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
-    return node.local_available(fr) + parent_available
+        parent_available = min(stored_in_parent - used_in_parent + borrowing_limit, parent_available)
+    return max(0, lq - usage) + parent_available
 
 
 def cq_available(node: ResourceNode, fr: FlavorResource) -> int:
@@ -124,11 +130,16 @@ def cq_available(node: ResourceNode, fr: FlavorResource) -> int:
 
 def potential_available(node: ResourceNode, fr: FlavorResource) -> int:
     """``potentialAvailable``: the most this node could use with no usage anywhere."""
-    if node.parent is None:
+    parent = node.parent
+    if parent is None:
         return node.subtree_quota.get(fr, 0)
-    value = node.local_quota(fr) + potential_available(node.parent, fr)
     quota = node.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
+    if quota is None:
+        return potential_available(parent, fr)
+    lending_limit = quota.lending_limit
+    lq = 0 if lending_limit is None else max(0, node.subtree_quota.get(fr, 0) - lending_limit)
+    value = lq + potential_available(parent, fr)
+    if quota.borrowing_limit is not None:
         value = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, value)
     return value
 
@@ -215,8 +226,12 @@ def node_height(node: ResourceNode) -> int:
 def lowest_subtree_that_fits(cq: ResourceNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """``FindHeightOfLowestSubtreeThatFits``: the height of the lowest subtree fitting ``value`` more of
     ``fr``, and whether that subtree is smaller than the whole tree."""
-    if not cq.borrowing_with(fr, value) or cq.parent is None:
-        return 0, cq.parent is not None
+    parent = cq.parent
+    if parent is None:
+        return 0, False
+    if (cq.quotas.get(fr, NO_QUOTA).nominal >= cq.usage.get(fr, 0) + value if cq.is_cq
+            else not cq.borrowing_with(fr, value)):
+        return 0, True
     remaining = value - cq.local_available(fr)
     for node in cq.ancestors():
         if not node.borrowing_with(fr, remaining):
