@@ -147,8 +147,15 @@ def potential_available(node: ResourceNode, fr: FlavorResource) -> int:
 def add_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
     """``addUsage``: add to the node; the part beyond the local quota also counts in the parent."""
     while True:
-        local_available = node.local_available(fr)
-        node.usage[fr] = node.usage.get(fr, 0) + value
+        usage = node.usage
+        current = usage.get(fr, 0)
+        # node.local_available(fr), written out (every admission, release and preemption simulation).
+        quota = node.quotas.get(fr)
+        if quota is None or quota.lending_limit is None:
+            local_available = max(0, -current)
+        else:
+            local_available = max(0, max(0, node.subtree_quota.get(fr, 0) - quota.lending_limit) - current)
+        usage[fr] = current + value
         parent = node.parent
         if parent is None or value <= local_available:
             return
@@ -159,8 +166,14 @@ def add_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
 def remove_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
     """``removeUsage``: remove from the node and the part it was storing in its parent."""
     while True:
-        stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
-        node.usage[fr] = node.usage.get(fr, 0) - value
+        usage = node.usage
+        current = usage.get(fr, 0)
+        quota = node.quotas.get(fr)
+        if quota is None or quota.lending_limit is None:
+            stored_in_parent = current
+        else:
+            stored_in_parent = current - max(0, node.subtree_quota.get(fr, 0) - quota.lending_limit)
+        usage[fr] = current - value
         parent = node.parent
         if stored_in_parent <= 0 or parent is None:
             return

@@ -168,13 +168,14 @@ class Scheduler:
         engine = self.engine
         entries: list[Entry] = []
         inadmissible: list[Entry] = []
+        cache = engine.cache
         for head in heads:
-            entry = Entry(head, engine.cache.cluster_queues.get(head.cluster_queue))
             info = head.info
-            checks = admission_checks(info.obj)
-            if engine.cache.is_added(info.key):
+            if cache.is_added(info.key):
                 continue
-            if any(c.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED) for c in checks):
+            entry = Entry(head, cache.cluster_queues.get(head.cluster_queue))
+            checks = admission_checks(info.obj)
+            if checks and any(c.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED) for c in checks):
                 entry.inadmissible_msg = "The workload has failed admission checks"
                 entry.quota_reserved_reason = names.PENDING_EVALUATION
             elif entry.cq is None:
