@@ -79,6 +79,8 @@ def _granular(preemption: int, borrowing: int) -> GranularMode:
 def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], resource: str,
                     group: ResourceGroup | None) -> None:
     """``mergeFlavorAttemptsForResource``."""
+    # Merged into nothing, every flavor of ``dst`` comes from ``src``: none lacks the resource.
+    first = not dst
     for attempt in src:
         existing = dst.get(attempt.flavor)
         if existing is None:
@@ -94,7 +96,7 @@ def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res
         dst[attempt.flavor] = FlavorAttempt(
             attempt.flavor, min(attempt.mode, existing.mode), max(attempt.borrow, existing.borrow), possibility,
             sorted(set(existing.reasons) | set(attempt.reasons)), most_severe(existing.no_fit_reason, attempt.no_fit_reason))
-    if src and group is not None:
+    if src and group is not None and not first:
         present = {a.flavor for a in src}
         for flavor, attempt in dst.items():
             if flavor in group.flavors and flavor not in present:
@@ -136,6 +138,7 @@ class FlavorAssigner:
         # Per group: (index, podset, requests, flavors kept from a first pass); the PodSetAssignments are
         # made once their flavors and status are known (nothing reads them before).
         groups: dict[str, list[tuple[int, PodSetResources, Requests, dict[str, FlavorAssignment]]]] = {}
+        single = len(podsets) == 1  # one group whatever its key
         for index, podset in enumerate(podsets):
             requests = podset.requests
             if covers_pods:
@@ -145,6 +148,9 @@ class FlavorAssigner:
                 # A second pass keeps the flavors already assigned.
                 for resource, flavor in podset.flavors.items():
                     kept[resource] = FlavorAssignment(flavor, FIT)
+            if single:
+                groups[""] = [(index, podset, requests, kept)]
+                break
             group_key = str(index)
             request = spec_podsets[index].get("topologyRequest") if index < spec_count else None
             if isinstance(request, dict) and request.get("podSetGroupName"):
