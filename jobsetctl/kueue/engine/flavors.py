@@ -330,16 +330,33 @@ class FlavorAssigner:
         if flavor is None:
             return f"flavor {flavor_name} not found"
         tas = self.tas
+        cq = self.cq
+        spec, tas_flavors = cq.spec, cq.tas_flavors
+        manager = tas.manager if tas is not None else None
         for podset in podsets:
-            if tas is not None:
-                message = tas.check_podset_and_flavor(self, podset, flavor, group)
-                if message is not None:
-                    return message
-            spec = (podset.get("template") or {}).get("spec") or {}
-            mismatch = _flavor_mismatch(spec, flavor, flavor_name)
-            if mismatch is not None:
-                return mismatch
+            key = (id(podset), id(flavor), id(group))
+            hit = _CHECK_MEMO.get(key)
+            if (hit is not None and hit[0] is podset and hit[1] is flavor and hit[2] is group and hit[3] is spec
+                    and hit[4] is tas_flavors and hit[5] is manager and hit[6] == flavor_name):
+                message = hit[7]
+            else:
+                message = self._check_podset(podset, flavor, flavor_name, group)
+                if len(_CHECK_MEMO) >= MAX_CHECK_MEMO:
+                    _CHECK_MEMO.clear()
+                _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, flavor_name, message)
+            if message is not None:
+                return message
         return None
+
+    def _check_podset(self, podset: dict[str, Any], flavor: FlavorSpec, flavor_name: str,
+                      group: ResourceGroup) -> str | None:
+        """One podset's half of ``checkFlavorForPodSets``: the TAS check, then taints and node affinity."""
+        if self.tas is not None:
+            message: str | None = self.tas.check_podset_and_flavor(self, podset, flavor, group)
+            if message is not None:
+                return message
+        spec = (podset.get("template") or {}).get("spec") or {}
+        return _flavor_mismatch(spec, flavor, flavor_name)
 
     def _fits_quota(self, fr: FlavorResource, assumed: int, request: int,
                     quota: Quota) -> tuple[int, int, str | None, str]:
@@ -372,6 +389,16 @@ class FlavorAssigner:
         return preemption.borrow_within_cohort != names.NEVER or (
             self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
 
+
+#: :meth:`FlavorAssigner._check_podset` answers per (podset, flavor, resource group) object, while the
+#: ClusterQueue's spec and TAS flavor caches and the TAS manager are the same objects (all kept alive with
+#: the answer, so their ids are not reused meanwhile). That is everything the check reads: the podset (its
+#: template and topologyRequest; podsets are replaced, never edited in place, as ``TASManager.explicit``
+#: and ``Placement.has_level`` assume too), the flavor, the group's resources, and through the TAS side
+#: the ClusterQueue's flavors (``is_tas_only``) and TAS flavor caches (whose levels are fixed per object).
+#: A podset is checked against the same flavor at every attempt of its workload.
+_CHECK_MEMO: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+MAX_CHECK_MEMO = 16384
 
 #: ``_flavor_mismatch`` answers per (tolerations, nodeSelector, affinity) of a pod spec and flavor object
 #: (kept alive here): workloads of one class carry the same ones and are checked at every attempt.
