@@ -89,7 +89,10 @@ class ResourceNode:
         return max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit)
 
     def local_available(self, fr: FlavorResource) -> int:
-        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+        quota = self.quotas.get(fr)  # local_quota written out
+        if quota is None or quota.lending_limit is None:
+            return max(0, -self.usage.get(fr, 0))
+        return max(0, max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit) - self.usage.get(fr, 0))
 
     def borrowing_with(self, fr: FlavorResource, value: int) -> bool:
         """ClusterQueue: usage + value above nominal; Cohort: above its subtree quota."""
@@ -212,10 +215,17 @@ def quantities_fit_in_quota(node: ResourceNode, requests: Mapping[FlavorResource
     find higher up (the part beyond the node's local capacity)."""
     fits = True
     remaining: FRQuantities = {}
+    subtree_quota, usage, quotas = node.subtree_quota, node.usage, node.quotas
     for fr, value in requests.items():
-        if node.subtree_quota.get(fr, 0) < node.usage.get(fr, 0) + value:
+        used = usage.get(fr, 0)
+        if subtree_quota.get(fr, 0) < used + value:
             fits = False
-        remaining[fr] = max(0, value - node.local_available(fr))
+        quota = quotas.get(fr)  # node.local_available(fr) written out (asked per candidate in preemption)
+        if quota is None or quota.lending_limit is None:
+            local_available = max(0, -used)
+        else:
+            local_available = max(0, max(0, subtree_quota.get(fr, 0) - quota.lending_limit) - used)
+        remaining[fr] = max(0, value - local_available)
     return fits, remaining
 
 

@@ -392,11 +392,13 @@ class Scheduler:
         victims = dict(preempted)
         for target in targets:
             victims[target.info.key] = target.info
+        preemptor = engine.preemptor
         for victim in victims.values():
-            engine.preemptor.remove(victim)
+            preemptor.remove(victim)
         try:
+            node = cq.node
             for fr, value in usage.items():
-                if cq_available(cq.node, fr) < value:
+                if cq_available(node, fr) < value:
                     return FITS_NO_QUOTA
             tas = engine.tas_assigner(cq)
             if tas is not None and not tas.fits(entry.info, entry.assignment, cq):
@@ -404,7 +406,7 @@ class Scheduler:
             return FITS_OK
         finally:
             for victim in victims.values():
-                engine.preemptor.add(victim)
+                preemptor.add(victim)
 
     def _quota_fits(self, cq: ClusterQueueState, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
                     targets: list[Target]) -> int:
