@@ -286,7 +286,7 @@ class Cache:
         state = self.cluster_queues.get(info.cluster_queue)
         if state is None:
             if self.history is not None:
-                self.history.quota_changed(info.key, self.now(), None, None, None)
+                self.history.quota_changed(info.key, self.now(), None, None)
             return False
         state.workloads[info.key] = info
         self._assumed[info.key] = state.name
@@ -296,8 +296,7 @@ class Cache:
         if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
             state.not_ready.add(info.key)
         if self.history is not None:
-            flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
-            self.history.quota_changed(info.key, self.now(), state.name, info.usage(), flavors)
+            self.history.quota_changed(info.key, self.now(), state.name, info.usage(), info.podsets)
         return True
 
     def _replace(self, info: WorkloadInfo) -> bool:
@@ -311,10 +310,19 @@ class Cache:
         if cq_name is None or cq_name != info.cluster_queue:
             return False
         state = self.cluster_queues.get(cq_name)
-        if state is None or state.tas_flavors:
+        if state is None:
             return False
         old = state.workloads.get(key)
-        if old is None or old.usage() != info.usage():
+        if old is None:
+            return False
+        tas_flavors = None
+        if state.tas_flavors:
+            # TAS: only the same podsets (the same topology assignments and requests objects, see
+            # ``WorkloadInfo.update``), whose TAS entries are the ones applied already.
+            if old.podsets is not info.podsets:
+                return False
+            tas_flavors = list(self._tas_of(state, old))
+        elif old.usage() != info.usage():
             return False
         # The same order of entries as a delete and an add leave (both dicts put the key last).
         del self._assumed[key]
@@ -323,17 +331,19 @@ class Cache:
         state.generation += 1
         state.workloads[key] = info
         self._assumed[key] = state.name
+        if tas_flavors:
+            for tas in tas_flavors:
+                tas.readd_workload(key)
         if self.pods_ready_tracking and not is_true(info.obj, names.PODS_READY):
             state.not_ready.add(key)
         if self.history is not None:
-            flavors = {p.name: dict(p.flavors) for p in info.podsets if p.flavors}
-            self.history.quota_changed(key, self.now(), state.name, info.usage(), flavors)
+            self.history.quota_changed(key, self.now(), state.name, info.usage(), info.podsets)
         return True
 
     def delete_workload(self, key: str) -> WorkloadInfo | None:
         info = self._delete(key)
         if self.history is not None:
-            self.history.quota_changed(key, self.now(), None, None, None)
+            self.history.quota_changed(key, self.now(), None, None)
         return info
 
     def _delete(self, key: str) -> WorkloadInfo | None:

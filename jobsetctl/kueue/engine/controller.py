@@ -9,6 +9,7 @@ progress, and whenever something it depends on changes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar
 
@@ -43,12 +44,19 @@ class KueueController(Controller):
         self.engine: Engine | None = None
         self._cycles_at: tuple[float, int] = (-1.0, 0)
         self._in_cycle = False
+        from jobsetctl.fakecluster.cluster import CHECK_INVARIANTS_ENV
+
+        self._checks = bool(extra.get("check_invariants") if isinstance(extra, dict) else False) or bool(
+            os.environ.get(CHECK_INVARIANTS_ENV))
 
     def setup(self, manager: Manager) -> None:
         super().setup(manager)
         engine = Engine(self.api, self.clock, self.recorder, self.settings)
         engine.kick = self._kick
         engine.reconcile_after = lambda key, delay: manager.enqueue_after(self, ("wl", key), delay)
+        # With the invariant checks (the test suite), each shortcut of the engine also does the work it
+        # skips and checks that the answers agree.
+        engine.verify_shortcuts = self._checks
         self.engine = engine
 
     def _kick(self) -> None:
@@ -60,6 +68,7 @@ class KueueController(Controller):
 
     # ---- watch -------------------------------------------------------------------------------------
     def keys_for(self, event: WatchEvent) -> Iterable[Hashable]:
+        # Tuples, not a generator: this runs for every Workload write.
         engine = self.engine
         assert engine is not None
         group, kind, namespace, name = event.key
@@ -69,21 +78,21 @@ class KueueController(Controller):
             if kind == "Workload":
                 if deleted:
                     engine.forget(event.obj)
-                    return
+                    return ()
                 if obj is not None and workload_status(obj) == STATUS_FINISHED:
                     # Kueue's Update handler drops a finished Workload from the cache and the queues as it
                     # sees the event (workload_controller.go), before any scheduling cycle: a cycle at the
                     # same instant must not pick it as a preemption target.
                     engine.observe(obj)
-                yield ("wl", f"{namespace}/{name}")
-                return
+                return (("wl", f"{namespace}/{name}"),)
             engine.on_configuration(kind, obj, namespace, name)
-            return
+            return ()
         if kind == "Namespace" and group == "":
             engine.on_namespace(obj, name)
-            return
+            return ()
         if engine.tas is not None and group == "":
-            yield from engine.tas.keys_for(event)
+            return engine.tas.keys_for(event)
+        return ()
 
     # ---- reconcile ---------------------------------------------------------------------------------
     def reconcile(self, key: Hashable) -> float | None:

@@ -7,11 +7,15 @@ usage changes (``reclaimablePods``); each call closes the workload's open span a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine.amounts import FlavorResource
 from jobsetctl.kueue.engine.objects import Quota
+
+if TYPE_CHECKING:
+    from jobsetctl.kueue.engine.workload import PodSetResources
 
 
 @dataclass(slots=True)
@@ -59,7 +63,9 @@ class History:
     preemptions: list[PreemptionRecord] = field(default_factory=list)
 
     def quota_changed(self, key: str, now: float, cluster_queue: str | None, usage: dict[FlavorResource, int] | None,
-                      flavors: dict[str, dict[str, str]] | None) -> None:
+                      podsets: Iterable[PodSetResources] = ()) -> None:
+        """``podsets``: the workload's, for the flavors of a new span (read only when one opens: the cache
+        re-adds each admitted workload at each version it observes, mostly with the span unchanged)."""
         current = self.open.get(key)
         if current is not None:
             if cluster_queue == current.cluster_queue and usage == current.usage:
@@ -68,6 +74,7 @@ class History:
             del self.open[key]
         if cluster_queue is None or usage is None:
             return
-        span = QuotaSpan(key, cluster_queue, now, dict(usage), flavors or {})
+        flavors = {p.name: dict(p.flavors) for p in podsets if p.flavors}
+        span = QuotaSpan(key, cluster_queue, now, dict(usage), flavors)
         self.spans.append(span)
         self.open[key] = span

@@ -30,11 +30,13 @@ from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.workload import (
     find_condition,
+    first_conditions,
     has_quota_reservation,
     is_admitted,
     is_finished,
     set_condition,
     set_requeued_condition,
+    true_in,
     unset_quota_reservation,
 )
 
@@ -431,11 +433,12 @@ def workload_duration(workload: Object) -> float | None:
 
 def reconcile_standalone(engine: Engine, workload: Object) -> float | None:
     """The performance-test runner's controller, for a Workload without an owner."""
-    if is_finished(workload):
+    first = first_conditions(workload)  # read before anything is written
+    if true_in(first, names.FINISHED):
         return None
-    evicted = find_condition(workload, names.EVICTED)
+    evicted = first.get(names.EVICTED)
     if evicted is not None and evicted.get("status") == "True":
-        if has_quota_reservation(workload):
+        if true_in(first, names.QUOTA_RESERVED):
             now = engine.clock.timestamp()
             message = str(evicted.get("message", ""))
             reason = str(evicted.get("reason", ""))
@@ -447,7 +450,7 @@ def reconcile_standalone(engine: Engine, workload: Object) -> float | None:
                 engine.note_pending(workload, names.PENDING_EVALUATION, message)
                 engine.write(workload)
         return None
-    admitted = find_condition(workload, names.ADMITTED)
+    admitted = first.get(names.ADMITTED)
     if admitted is None or admitted.get("status") != "True":
         return None
     duration = workload_duration(workload)

@@ -76,6 +76,9 @@ class QueueManager:
         self._seq = itertools.count()
         #: ClusterQueues whose inadmissible workloads should be retried (see :meth:`notify_retry_inadmissible`).
         self.requests: set[str] = set()
+        #: Off (tests only, ``EngineSettings.engine_shortcuts``): a retry moves a bucket with members of unknown
+        #: backoff member by member even when every member passes.
+        self.bucket_retry = True
         #: Called when a heap gained workloads (the scheduler has work).
         self.on_broadcast: Callable[[], None] = lambda: None
 
@@ -366,7 +369,13 @@ class QueueManager:
                 continue
             namespace_ok = self._namespace_check(cq.namespace_selector)
             for bucket in list(cq.inad.values()):
-                if not bucket.slow and all(namespace_ok(ns) for ns in bucket.namespaces):
+                # A member's backoff is read once (it is remembered on its Info): when every member passes,
+                # the bucket moves as a whole, as the members one by one would.
+                if all(namespace_ok(ns) for ns in bucket.namespaces) and (not bucket.slow or (
+                        self.bucket_retry and all(self.backoff_expired(bucket.infos[key]) for key in bucket.slow))):
+                    if bucket.slow:
+                        # Their backoff states are read now (as after a move member by member).
+                        bucket.slow = {key for key in bucket.slow if bucket.infos[key]._backoff != NO_BACKOFF}
                     del cq.inad[bucket.digest]
                     moved += len(bucket.infos)
                     cq.activate(bucket)

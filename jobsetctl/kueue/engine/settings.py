@@ -56,6 +56,10 @@ class EngineSettings:
     #: Tests only: off, classic preemption searches every time as upstream does (no answer reused, no
     #: candidate skipped for being known useless), so a property test can compare the shortcuts with it.
     preemption_shortcuts: bool = True
+    #: Tests only: off, the engine reads every Workload version it observes afresh, the cache re-adds a
+    #: workload by deleting and adding it and a retry of inadmissible workloads moves a bucket holding members
+    #: of unknown backoff member by member, so a test can compare the shortcuts with the work they skip.
+    engine_shortcuts: bool = True
 
     def gate(self, name: str) -> bool:
         value = self.gates.get(name)

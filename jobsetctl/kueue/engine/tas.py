@@ -161,6 +161,17 @@ class TASFlavor(Placement):
                 usage[name] = usage.get(name, 0) + value
         self.manager.touched(entries)
 
+    def readd_workload(self, key: str) -> None:
+        """:meth:`remove_workload` then :meth:`add_workload` of a workload whose entries are applied already
+        and unchanged (the cache's re-add shortcut): the same usage, the key moved last, its leaves touched
+        once by each."""
+        entries = self.workload_usage.pop(key, None)
+        if not entries:
+            return
+        self.workload_usage[key] = entries
+        self.manager.touched(entries)
+        self.manager.touched(entries)
+
     def remove_workload(self, info: WorkloadInfo | str) -> None:
         key = info if isinstance(info, str) else info.key
         entries = self.workload_usage.pop(key, None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,9 +68,34 @@ def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
     return None
 
 
-def is_true(obj: Object, kind: str) -> bool:
-    cond = find_condition(obj, kind)
+def first_conditions(obj: Object) -> dict[Any, dict[str, Any]]:
+    """Condition type -> the first condition of that type (what :func:`find_condition` finds for each), in one
+    pass: for a reconcile that reads several conditions before it writes anything."""
+    out: dict[Any, dict[str, Any]] = {}
+    status = obj.get("status")
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict):
+                out.setdefault(cond.get("type"), cond)
+    return out
+
+
+def true_in(first: dict[Any, dict[str, Any]], kind: str) -> bool:
+    """:func:`is_true` over :func:`first_conditions`."""
+    cond = first.get(kind)
     return cond is not None and cond.get("status") == "True"
+
+
+def is_true(obj: Object, kind: str) -> bool:
+    """The first condition of this type is True (:func:`find_condition`'s scan, written out: it runs for
+    every predicate of every reconcile)."""
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return False
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == kind:
+            return cond.get("status") == "True"
+    return False
 
 
 def is_false(obj: Object, kind: str) -> bool:
@@ -125,20 +151,24 @@ STATUS_ADMITTED = "admitted"
 STATUS_FINISHED = "finished"
 
 
-def has_quota_reservation(obj: Object) -> bool:
-    return is_true(obj, names.QUOTA_RESERVED)
+def _true_predicate(kind: str) -> Any:
+    """``is_true(obj, kind)`` for one condition type, as one function (no call per call to :func:`is_true`)."""
+
+    def predicate(obj: Object) -> bool:
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            return False
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict) and cond.get("type") == kind:
+                return cond.get("status") == "True"
+        return False
+    return predicate
 
 
-def is_admitted(obj: Object) -> bool:
-    return is_true(obj, names.ADMITTED)
-
-
-def is_finished(obj: Object) -> bool:
-    return is_true(obj, names.FINISHED)
-
-
-def is_evicted(obj: Object) -> bool:
-    return is_true(obj, names.EVICTED)
+has_quota_reservation: Callable[[Object], bool] = _true_predicate(names.QUOTA_RESERVED)
+is_admitted: Callable[[Object], bool] = _true_predicate(names.ADMITTED)
+is_finished: Callable[[Object], bool] = _true_predicate(names.FINISHED)
+is_evicted: Callable[[Object], bool] = _true_predicate(names.EVICTED)
 
 
 def is_active(obj: Object) -> bool:
@@ -298,7 +328,11 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any, cap: int) -> None:
     memo[key] = value
 
 
-def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]] | None = None) -> Requests:
+#: Per Info: ``id(pod spec)`` -> (pod spec, one pod's requests, the pod spec's content key).
+PerPodMemo = dict[int, tuple[Any, Requests, Any]]
+
+
+def _podset_per_pod(podset: dict[str, Any], memo: PerPodMemo | None = None) -> Requests:
     """One pod's requests of a podset's template. Podset templates are immutable once the Workload
     exists, so the result is remembered per template object, and per template content (``PodRequests``
     reads nothing but the pod spec)."""
@@ -315,8 +349,33 @@ def _podset_per_pod(podset: dict[str, Any], memo: dict[int, tuple[Any, Requests]
         if content is not None:
             _remember(_PER_POD_BY_CONTENT, content, value, MAX_PER_POD_CONTENTS)
     if memo is not None:
-        memo[id(spec)] = (spec, value)
+        memo[id(spec)] = (spec, value, content)
     return value
+
+
+def _podsets_content(raw: Any, memo: PerPodMemo) -> Any:
+    """A content key of ``spec.podSets`` for the scheduling-hash memo, None when it has none. Per podset: its
+    fields but the template, the template's fields but the pod spec, and the pod spec's key, which the
+    per-pod requests remembered (the pod spec is most of a podset: it is not walked twice). Equal keys
+    mean equal names, counts, minCounts, topology requests and pod specs: what the hash reads."""
+    if type(raw) is list:
+        parts = []
+        for podset in raw:
+            template = podset.get("template") if type(podset) is dict else None
+            if type(template) is not dict:
+                break
+            spec = template.get("spec")
+            hit = memo.get(id(spec))
+            spec_key = hit[2] if hit is not None and hit[0] is spec else content_key(spec)
+            rest = content_key({k: v for k, v in podset.items() if k != "template"})
+            template_rest = content_key({k: v for k, v in template.items() if k != "spec"})
+            if spec_key is None or rest is None or template_rest is None:
+                break
+            parts.append((rest, template_rest, spec_key))
+        else:
+            return ("parts", tuple(parts))
+    whole = content_key(raw)
+    return None if whole is None else ("whole", whole)
 
 
 class WorkloadInfo:
@@ -329,6 +388,7 @@ class WorkloadInfo:
         "_per_pod_memo",
         "_podset_inputs",
         "_reserved_at",
+        "_spec_podsets",
         "_usage",
         "cluster_queue",
         "creation_ts",
@@ -346,6 +406,7 @@ class WorkloadInfo:
         "queue_name",
         "queue_signature",
         "resource_errors",
+        "resource_version",
         "scheduling_hash",
         "uid",
     )
@@ -358,7 +419,8 @@ class WorkloadInfo:
         self.nomination_mapping: dict[str, dict[str, str]] | None = None
         self.local_queue_usage: float | None = None
         self.last_evaluated_generation = 0
-        self._per_pod_memo: dict[int, tuple[Any, Requests]] = {}
+        self._per_pod_memo: PerPodMemo = {}
+        self._spec_podsets: tuple[Any, list[dict[str, Any]]] | None = None
         self.update(obj)
 
     def update(self, obj: Object, previous: WorkloadInfo | None = None) -> None:
@@ -370,6 +432,8 @@ class WorkloadInfo:
         self.namespace = str(md.get("namespace", ""))
         self.name = str(md.get("name", ""))
         self.key = f"{self.namespace}/{self.name}"
+        #: The resourceVersion of the version read (None for an object not stored yet).
+        self.resource_version = md.get("resourceVersion")
         self.uid = str(md.get("uid", ""))
         self.generation = int(md.get("generation") or 0)
         self.queue_name = str(spec.get("queueName") or "")
@@ -392,7 +456,9 @@ class WorkloadInfo:
         self._hash_memo: tuple[Any, list[PodSetResources], int, str] | None = \
             previous._hash_memo if previous is not None else None
         self.scheduling_hash = ""
-        self.resource_errors: list[str] | None = None
+        # validate_resources reads the podset templates only: kept while spec.podSets is the same object.
+        self.resource_errors: list[str] | None = \
+            previous.resource_errors if previous is not None and previous._podset_inputs[0] is inputs[0] else None
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
         self._order_key: tuple[int, float, str] | None = None
         self._backoff: tuple[bool, float | None] | None = None
@@ -405,7 +471,16 @@ class WorkloadInfo:
 
     # ---- derived ------------------------------------------------------------------------------------
     def spec_podsets(self) -> list[dict[str, Any]]:
-        return [p for p in _list(_mapping(self.obj.get("spec")).get("podSets")) if isinstance(p, dict)]
+        """The podsets of the Workload's spec (read-only: the list is kept while ``spec.podSets`` is the same
+        object, which writers replace as a whole, see :meth:`update`; the flavor assigner asks several times
+        per workload and cycle)."""
+        raw = _mapping(self.obj.get("spec")).get("podSets")
+        memo = self._spec_podsets
+        if memo is not None and memo[0] is raw:
+            return memo[1]
+        podsets = [p for p in _list(raw) if isinstance(p, dict)]
+        self._spec_podsets = (raw, podsets)
+        return podsets
 
     def usage(self) -> FRQuantities:
         """``Info.Usage().Quota.Assigned``: requests per (flavor, resource) of the assigned flavors."""
@@ -442,7 +517,7 @@ class WorkloadInfo:
             return memo[3]
         # The text hashed is a function of spec.podSets, the podsets' counts and per-pod requests and the
         # priority: workloads of one class share it (content key, types included).
-        podsets_key = content_key(spec_podsets)
+        podsets_key = _podsets_content(spec_podsets, self._per_pod_memo)
         content: Any = None if podsets_key is None else (
             podsets_key, self.priority,
             tuple((p.count, tuple((r, type(v), v) for r, v in p.per_pod.items())) for p in self.podsets))
@@ -469,6 +544,15 @@ class WorkloadInfo:
             })
         text = json.dumps({"podSets": shapes, "priority": self.priority}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def reading(info: WorkloadInfo) -> tuple[Any, ...]:
+    """What :meth:`WorkloadInfo.update` read from the object (the inputs of the per-podset requests by
+    identity): two Infos with equal readings stand for the same version of a Workload. The engine's
+    shortcut checks compare them (``Engine.verify_shortcuts``)."""
+    return (info.obj, info.resource_version, info.namespace, info.name, info.key, info.uid, info.generation,
+            info.queue_name, info.priority, info.creation_ts, info.cluster_queue, info.podsets, info.queue_signature,
+            tuple(id(value) for value in info._podset_inputs))
 
 
 def validate_resources(info: WorkloadInfo) -> list[str]:
@@ -548,7 +632,7 @@ def _reclaimable(obj: Object) -> dict[str, int]:
 
 
 def _total_requests(obj: Object, adm: dict[str, Any] | None,
-                    memo: dict[int, tuple[Any, Requests]] | None = None) -> list[PodSetResources]:
+                    memo: PerPodMemo | None = None) -> list[PodSetResources]:
     """``totalRequestsFromPodSets`` / ``totalRequestsFromAdmission``, after ``reclaimablePods``."""
     spec_podsets = [p for p in _list(_mapping(obj.get("spec")).get("podSets")) if isinstance(p, dict)]
     reclaim = _reclaimable(obj)

@@ -24,15 +24,16 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.workload import (
     find_condition,
+    first_conditions,
     has_quota_reservation,
     is_active,
     is_admissible,
     is_admitted,
     is_evicted,
-    is_finished,
     remove_condition,
     set_condition,
     sync_admitted_condition,
+    true_in,
 )
 
 if TYPE_CHECKING:
@@ -43,14 +44,17 @@ Object = dict[str, Any]
 
 def reconcile(engine: Engine, obj: Object) -> float | None:
     """Returns seconds after which to look again, or None."""
-    if is_finished(obj):
+    # The conditions as they are before this reconcile writes anything: every read through ``first`` below
+    # comes before the first write on its path.
+    first = first_conditions(obj)
+    if true_in(first, names.FINISHED):
         return None
     key = _key(obj)
     clock = engine.clock
     now_text = clock.timestamp()
     status = obj.setdefault("status", {})
     if is_active(obj):
-        target = find_condition(obj, names.DEACTIVATION_TARGET)
+        target = first.get(names.DEACTIVATION_TARGET)
         if target is not None and target.get("status") == "True":
             obj.setdefault("spec", {})["active"] = False
             engine.record(obj, "Deactivated", reason=str(target.get("reason", "")), message=str(target.get("message", "")))
@@ -58,12 +62,12 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
             return 0.0
         state = status.get("requeueState")
         requeue_at = state.get("requeueAt") if isinstance(state, dict) else None
-        requeued = find_condition(obj, names.REQUEUED)
+        requeued = first.get(names.REQUEUED)
         if requeue_at:
             remaining = clock.seconds_of(str(requeue_at)) - clock.now
             if remaining > 0:
                 return remaining
-            if not has_quota_reservation(obj):
+            if not true_in(first, names.QUOTA_RESERVED):
                 state.pop("requeueAt", None)
                 changed = False
                 if requeued is not None and requeued.get("status") == "False" and requeued.get("reason") in (
@@ -77,7 +81,7 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
                 if info is not None and is_admissible(obj):
                     engine.queues.add_or_update_workload(info)
                 return None
-        if requeued is not None and requeued.get("status") == "False" and not has_quota_reservation(obj):
+        if requeued is not None and requeued.get("status") == "False" and not true_in(first, names.QUOTA_RESERVED):
             reason = requeued.get("reason")
             if reason == names.DEACTIVATED:
                 set_condition(obj, names.REQUEUED, True, names.REACTIVATED, "The workload was reactivated", now_text)
@@ -91,9 +95,9 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
                 engine.write(obj)
                 return None
     else:
-        target = find_condition(obj, names.DEACTIVATION_TARGET)
+        target = first.get(names.DEACTIVATION_TARGET)
         changed = False
-        if not is_evicted(obj):
+        if not true_in(first, names.EVICTED):
             message = "The workload is deactivated"
             cause = ""
             if target is not None:
@@ -113,31 +117,34 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
         return None
 
     cq_name = engine.queues.cluster_queue_for(engine.infos[key]) if key in engine.infos else None
-    if has_quota_reservation(obj):
+    # Nothing below sets or clears the reservation (checks, the Admitted condition, a queue blocker's
+    # QuotaReserved=False on a workload without one), so it is read once.
+    reserved = true_in(first, names.QUOTA_RESERVED)
+    if reserved:
         admission = status.get("admission") or {}
         cq_name = admission.get("clusterQueue") or cq_name
     cq = engine.cache.cluster_queues.get(cq_name or "")
     recheck: list[float] = []
-    if cq is not None and has_quota_reservation(obj) and engine.sync_admission_checks(obj, cq):
+    if cq is not None and reserved and engine.sync_admission_checks(obj, cq):
         engine.write(obj)
-    if has_quota_reservation(obj):
+    if reserved:
         wait = _advance_checks(engine, obj)
         if wait is not None:
             recheck.append(wait)
     if not is_admitted(obj):
-        if not has_quota_reservation(obj):
+        if not reserved:
             _queue_blocker(engine, obj)
-        if has_quota_reservation(obj) and sync_admitted_condition(obj, now_text):
+        if reserved and sync_admitted_condition(obj, now_text):
             if is_admitted(obj):
                 engine.admitted_at[key] = clock.now
-                reserved = find_condition(obj, names.QUOTA_RESERVED) or {}
-                waited = clock.now - clock.seconds_of(str(reserved.get("lastTransitionTime", now_text)))
+                reservation = find_condition(obj, names.QUOTA_RESERVED) or {}
+                waited = clock.now - clock.seconds_of(str(reservation.get("lastTransitionTime", now_text)))
                 cq_text = (status.get("admission") or {}).get("clusterQueue", "")
                 engine.recorder.kube_event(obj, "Normal", "Admitted",
                                            f"Admitted by ClusterQueue {cq_text}, wait time since reservation was {waited:.0f}s")
                 engine.record(obj, "Admitted", reason="Admitted", message=f"Admitted by ClusterQueue {cq_text}")
             engine.write(obj)
-    if has_quota_reservation(obj):
+    if reserved:
         if _check_based_eviction(engine, obj):
             return None
         wait = _pods_ready_timeout(engine, obj)
@@ -181,9 +188,10 @@ def _advance_checks(engine: Engine, obj: Object) -> float | None:
 
 def _check_based_eviction(engine: Engine, obj: Object) -> bool:
     """``reconcileCheckBasedEviction``."""
-    if is_evicted(obj):
+    found = (obj.get("status") or {}).get("admissionChecks")
+    if not found or is_evicted(obj):
         return False
-    checks = [c for c in (obj.get("status") or {}).get("admissionChecks") or [] if isinstance(c, dict)]
+    checks = [c for c in found if isinstance(c, dict)]
     rejected = [c for c in checks if c.get("state") == names.CHECK_REJECTED]
     retry = [c for c in checks if c.get("state") == names.CHECK_RETRY]
     if rejected:
@@ -215,14 +223,17 @@ def _checks_message(checks: list[dict[str, Any]], state: str) -> str:
 def _pods_ready_timeout(engine: Engine, obj: Object) -> float | None:
     """``reconcileNotReadyTimeout`` with ``admittedNotReadyWorkload``."""
     wait = engine.settings.wait_for_pods_ready
-    if wait is None or not is_active(obj) or is_evicted(obj) or not is_admitted(obj):
+    if wait is None or not is_active(obj):
+        return None
+    first = first_conditions(obj)  # nothing is written before the eviction below
+    if true_in(first, names.EVICTED) or not true_in(first, names.ADMITTED):
         return None
     clock = engine.clock
-    ready = find_condition(obj, names.PODS_READY)
+    ready = first.get(names.PODS_READY)
     if ready is not None and ready.get("status") == "True":
         return None
     if ready is None or ready.get("reason") in (names.WAIT_FOR_START, "PodsReady"):
-        admitted = find_condition(obj, names.ADMITTED) or {}
+        admitted = first.get(names.ADMITTED) or {}
         elapsed = clock.now - clock.seconds_of(str(admitted.get("lastTransitionTime", clock.timestamp())))
         timeout = wait.timeout
         cause = names.WAIT_FOR_START
