@@ -302,20 +302,25 @@ class Cache:
 
     def _replace(self, info: WorkloadInfo) -> bool:
         """A new version of a workload counted already in the same ClusterQueue with the same usage (the
-        engine re-adds each admitted workload as it observes its writes), outside TAS: what
-        :meth:`_delete` then the add would do, the usage taken out and put back aside (``removeUsage``
-        then ``addUsage`` of one amount leave every node of the tree as it was). False when it does not
-        apply."""
+        engine re-adds each admitted workload as it observes its writes; with TAS, when the TAS books hold
+        this version already): what :meth:`_delete` then the add would do, the usage taken out and put
+        back aside (``removeUsage`` then ``addUsage`` of one amount leave every node of the tree as it was).
+        False when it does not apply."""
         key = info.key
         cq_name = self._assumed.get(key)
         if cq_name is None or cq_name != info.cluster_queue:
             return False
         state = self.cluster_queues.get(cq_name)
-        if state is None or state.tas_flavors:
+        if state is None:
             return False
         old = state.workloads.get(key)
         if old is None or old.usage() != info.usage():
             return False
+        if state.tas_flavors:
+            # TAS: the same flavors, each holding this version's entries already (``TASFlavor.holds``).
+            held = list(self._tas_of(state, info))
+            if held != list(self._tas_of(state, old)) or not all(f.holds(info) for f in held):
+                return False
         # The same order of entries as a delete and an add leave (both dicts put the key last).
         del self._assumed[key]
         del state.workloads[key]

@@ -56,6 +56,10 @@ class EngineSettings:
     #: Tests only: off, classic preemption searches every time as upstream does (no answer reused, no
     #: candidate skipped for being known useless), so a property test can compare the shortcuts with it.
     preemption_shortcuts: bool = True
+    #: Tests only: off, the TAS books and the TAS side of the flavor assigner recompute everything as
+    #: upstream does (no re-add of an unchanged workload skipped, no podsets' requests reused), so a
+    #: comparison test can run the shortcuts against it.
+    tas_shortcuts: bool = True
 
     def gate(self, name: str) -> bool:
         value = self.gates.get(name)

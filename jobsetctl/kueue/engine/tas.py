@@ -81,9 +81,10 @@ class TASFlavor(Placement):
             levels and levels[-1] == names.HOSTNAME_LABEL and manager.engine.settings.gate("TASHandleOverlappingFlavors")) else {}
         #: Per workload key: the (leaf id, requests) it added, to remove exactly that.
         self.workload_usage: dict[str, list[tuple[str, Requests]]] = {}
-        #: Per workload key: the inputs of its last :meth:`add_workload` (topology assignment and per-pod
-        #: requests objects per podset) and the entries they gave.
-        self._entries_memo: dict[str, tuple[list[tuple[Any, Requests]], list[tuple[str, Requests]]]] = {}
+        #: Per workload key: the inputs of its last :meth:`add_workload` (the podsets list and per-pod
+        #: requests memo entry it read, and the topology assignment and per-pod requests objects per podset)
+        #: and the entries they gave (see :meth:`_remembered`).
+        self._entries_memo: dict[str, tuple[Any, Any, list[tuple[Any, Requests]], list[tuple[str, Requests]]]] = {}
         self.states: Any = []
         self._placement_cache = {}
         self._shape_memo = {}
@@ -122,23 +123,57 @@ class TASFlavor(Placement):
         return free
 
     # ---- usage ---------------------------------------------------------------------------------------
-    def add_workload(self, info: WorkloadInfo) -> None:
+    def _inputs(self, info: WorkloadInfo) -> list[tuple[Any, Requests]]:
+        """What :meth:`add_workload` reads: per podset placed in this flavor, its topology assignment and
+        per-pod requests objects."""
         inputs: list[tuple[Any, Requests]] = []
         for podset in info.podsets:
             if podset.topology_assignment is None or not podset.flavors or self.name not in podset.flavors.values():
                 continue
             inputs.append((podset.topology_assignment, self.manager.full_per_pod(info, podset.name)))
+        return inputs
+
+    def _remembered(self, info: WorkloadInfo) -> tuple[Any, ...] | None:
+        """The remembered entries of this version's inputs, if they are remembered. Fast when the version
+        carries the podsets list of the one remembered (``WorkloadInfo.update`` keeps it while the inputs
+        are the same objects; the list and its podsets are not edited) and the per-pod requests are those
+        remembered for the same ``spec.podSets`` (:meth:`TASManager.full_per_pod`)."""
+        memo = self._entries_memo.get(info.key)
+        if memo is None:
+            return None
+        if memo[0] is info.podsets:
+            per_pod = self.manager._per_pod.get(info.key)
+            if per_pod is memo[1] and per_pod is not None and \
+                    per_pod[0] is _mapping(info.obj.get("spec")).get("podSets"):
+                return memo
+        inputs = self._inputs(info)
+        if len(memo[2]) == len(inputs) and all(
+                a is b and p is q for (a, p), (b, q) in zip(memo[2], inputs, strict=True)):
+            return memo
+        return None
+
+    def holds(self, info: WorkloadInfo) -> bool:
+        """Whether the books hold exactly what :meth:`add_workload` of this version would put there: the
+        entries applied under its key are those remembered for the same input objects. Then taking the
+        previous version out and adding this one leaves every table as it is (the cache's re-add shortcut,
+        ``Cache._replace``)."""
+        if not self.manager.shortcuts:
+            return False
+        memo = self._remembered(info)
+        return memo is not None and self.workload_usage.get(info.key) is memo[3]
+
+    def add_workload(self, info: WorkloadInfo) -> None:
         # Every version of an admitted workload passes here (and the preemption simulation takes workloads
         # out and puts them back): while its topology assignments and pod requests are the same objects
         # (writers replace them, never edit them in place), its entries are the same, and when they are
         # already applied nothing changes, so the placement caches stay valid.
-        memo = self._entries_memo.get(info.key)
-        if memo is not None and len(memo[0]) == len(inputs) and all(
-                a is b and p is q for (a, p), (b, q) in zip(memo[0], inputs, strict=True)):
-            entries = memo[1]
+        memo = self._remembered(info) if self.manager.shortcuts else None
+        if memo is not None:
+            entries = memo[3]
             if self.workload_usage.get(info.key) is entries:
                 return
         else:
+            inputs = self._inputs(info)
             entries = []
             tree = self.current_tree()
             for assignment, per_pod in inputs:
@@ -150,7 +185,7 @@ class TASFlavor(Placement):
                     requests = {name: value * count for name, value in per_pod.items()}
                     requests[PODS] = requests.get(PODS, 0) + count
                     entries.append((leaf_id, requests))
-            self._entries_memo[info.key] = (inputs, entries)
+            self._entries_memo[info.key] = (info.podsets, self.manager._per_pod.get(info.key), inputs, entries)
         self.remove_workload(info)
         if not entries:
             return
@@ -204,8 +239,13 @@ class TASManager:
         self.usage_log: list[str] = []
         self.usage_epoch = 0
         self.placement_cache_enabled = True
+        #: ``EngineSettings.tas_shortcuts`` (off only in tests that compare the shortcuts with the full work).
+        self.shortcuts = engine.settings.tas_shortcuts
         #: Per workload key: (its ``spec.podSets`` list, the full per-pod requests per podset name).
         self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
+        #: Per workload key: its podsets to place and what they were computed from
+        #: (:meth:`TASAssigner.requests_for_signature`).
+        self.requests_memo: dict[str, tuple[Any, ...]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
         self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
         #: Per podset object (kept alive here): whether it explicitly requests TAS.
@@ -260,6 +300,7 @@ class TASManager:
             flavor.remove_workload(key)
             flavor._entries_memo.pop(key, None)
         self._per_pod.pop(key, None)
+        self.requests_memo.pop(key, None)
 
     def full_per_pod(self, info: WorkloadInfo, podset_name: str) -> Requests:
         """``NewRequestsFromPodSpec`` of a podset's template (TAS counts the whole pod, not only the

@@ -101,6 +101,29 @@ class TASAssigner:
                 self.implied(podset, cq), str(request["podSetGroupName"]) if request.get("podSetGroupName") else None))
         return out
 
+    def requests_for_signature(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                               signature: tuple[Any, ...],
+                               errors: dict[str, str]) -> dict[str, list[PodSetRequest]]:
+        """:meth:`workload_requests`, remembered per workload while what it reads is the same: the
+        ``spec.podSets`` list (podsets are replaced, never edited in place), the ClusterQueue and its TAS
+        flavors (:meth:`TASManager.on_cluster_queue` replaces that mapping whenever either changes), the
+        podsets' signature (:func:`_podsets_signature`) and the per-pod requests memo entry
+        (:meth:`TASManager.full_per_pod`). A workload is assigned again at every attempt, for the same
+        shapes. The requests are only read, never edited."""
+        manager = self.manager
+        if not manager.shortcuts:
+            return self.workload_requests(info, cq, assignment, errors)
+        spec_podsets = _mapping(info.obj.get("spec")).get("podSets")
+        hit = manager.requests_memo.get(info.key)
+        if hit is not None and hit[0] is spec_podsets and hit[1] is cq and hit[2] is cq.tas_flavors and \
+                hit[3] == signature and hit[4] is manager._per_pod.get(info.key):
+            errors.update(hit[6])
+            return hit[5]
+        requests = self.workload_requests(info, cq, assignment, errors)
+        manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, signature,
+                                           manager._per_pod.get(info.key), requests, dict(errors))
+        return requests
+
     def stashed_requests(self, info: WorkloadInfo, cq: ClusterQueueState,
                          assignment: Assignment) -> dict[str, list[PodSetRequest]] | None:
         """:meth:`workload_requests` as :meth:`after_quota` computed them for this assignment, while what
@@ -164,13 +187,16 @@ class TASAssigner:
 
         cq = assigner.cq
         errors: dict[str, str] = {}
-        requests = self.workload_requests(assigner.info, cq, assignment, errors)
-        for name, error in errors.items():
-            psa = assignment.podset(name)
-            if psa is not None:
-                psa.status.err = error
-                assignment._mode = None
-        assignment.tas_requests = (assigner.info, cq, _podsets_signature(assignment), requests)
+        signature = _podsets_signature(assignment)
+        requests = self.requests_for_signature(assigner.info, cq, assignment, signature, errors)
+        if errors:
+            for name, error in errors.items():
+                psa = assignment.podset(name)
+                if psa is not None:
+                    psa.status.err = error
+                    assignment._mode = None
+            signature = _podsets_signature(assignment)
+        assignment.tas_requests = (assigner.info, cq, signature, requests)
         flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
         if assignment.representative_mode() == FIT:
             result = self.find_all(cq, requests)
