@@ -2,7 +2,8 @@
 
 With the switch off (tests only), the cache takes every new version of an admitted TAS workload out of
 the TAS books and puts it back (``Cache._delete`` then the add, as upstream's ``AddOrUpdateWorkload``
-does), and the TAS side of the flavor assigner computes a workload's podsets to place at every attempt.
+does), the TAS side of the flavor assigner computes a workload's podsets to place at every attempt, and
+every placement on the cluster as it is runs (none is reused while the TAS usage has not moved).
 On generated clusters (racks of small nodes, one TAS flavor, ClusterQueues of one Cohort with preemption)
 and generated streams of workloads (required / preferred / sliced rack requests, priorities, durations),
 a whole run must leave the same Workloads, the same quota spans and preemptions, the same events and

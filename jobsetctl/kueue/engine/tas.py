@@ -246,6 +246,8 @@ class TASManager:
         #: Per workload key: its podsets to place and what they were computed from
         #: (:meth:`TASAssigner.requests_for_signature`).
         self.requests_memo: dict[str, tuple[Any, ...]] = {}
+        #: Per ClusterQueue name: ``isTASOnly`` and what it was computed from (:meth:`TASAssigner.is_tas_only`).
+        self.tas_only_memo: dict[str, tuple[Any, Any, Any, bool]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
         self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
         #: Per podset object (kept alive here): whether it explicitly requests TAS.
@@ -253,7 +255,14 @@ class TASManager:
         #: Per assignment object (kept alive here): its API encoding, never handed out (copies are).
         self._encodings: dict[int, tuple[TopologyAssignment, bool, dict[str, Any]]] = {}
         #: Empty-cluster placements per requests' shapes (:meth:`TASAssigner.find_all`).
-        self.empty_placements: dict[tuple[Any, ...], tuple[int, list[tuple[TASFlavor, Any]], list[Any], dict[str, Any]]] = {}
+        self.empty_placements: dict[tuple[Any, ...], tuple[int, int, list[tuple[TASFlavor, Any]], list[Any],
+                                                           dict[str, Any]]] = {}
+        #: Placements on the cluster as it is, per requests' shapes, while the TAS usage has not moved
+        #: (:meth:`TASAssigner.find_all`).
+        self.live_placements: dict[tuple[Any, ...], tuple[int, int, list[tuple[TASFlavor, Any]], list[Any],
+                                                          dict[str, Any]]] = {}
+        #: Per requests object (kept alive here): the key of its placements (:meth:`TASAssigner._placement_key`).
+        self.placement_keys: dict[int, tuple[Any, Any, tuple[tuple[Any, ...], list[Any], list[Any]]]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
