@@ -30,8 +30,11 @@ from jobsetctl.kueue.engine.core import Engine, _refreshed
 from jobsetctl.kueue.engine.settings import EngineSettings, from_kueue_configuration
 from jobsetctl.kueue.engine.tas import TASFlavor
 from jobsetctl.kueue.engine.tas_assigner import TASAssigner
+from jobsetctl.kueue.engine.tas_counts import StateOverlay
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment, to_api
+from jobsetctl.kueue.engine.tas_tree import DomainState
 from jobsetctl.kueue.engine.workload import WorkloadInfo
+from jobsetctl.kueue.features import DEFAULT_GATES
 from tests.kueue.harness import V137, kueue_config
 
 K = "kueue.x-k8s.io/v1beta2"
@@ -190,10 +193,11 @@ def test_the_shortcuts_are_taken_on_a_contended_run(monkeypatch: pytest.MonkeyPa
 NODES = [f"node-r{r}-n{n}" for r in range(2) for n in range(3)]
 
 
-def _engine(shortcuts: bool) -> Any:
+def _engine(shortcuts: bool, gates: dict[str, bool] | None = None) -> Any:
     clock = VirtualClock()
     api = APIServer(clock, DEFAULT_KUBE_VERSION, parse_feature_gates({}, DEFAULT_KUBE_VERSION))
-    engine = Engine(api, clock, Recorder(clock), EngineSettings(tas_shortcuts=shortcuts))
+    engine = Engine(api, clock, Recorder(clock), EngineSettings(gates={**DEFAULT_GATES.as_dict(), **(gates or {})},
+                                                                tas_shortcuts=shortcuts))
     for name in NODES:
         node = _node({"cpu": "4"}, int(name[6]), int(name[-1]))
         list(engine.tas.keys_for(WatchEvent(WatchType.ADDED, ("", "Node", "", name), node)))
@@ -276,3 +280,28 @@ def test_the_tas_re_add_shortcut_leaves_the_books_as_delete_and_add_would(
                 infos[key] = info
                 engine.cache.add_or_update_workload(info)
         assert _tas_books(fast) == _tas_books(full)
+
+
+# ---- sortedDomains with packed integer keys ------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 40)), min_size=len(NODES) + 3, max_size=len(NODES) + 3),
+       st.booleans(), st.randoms(use_true_random=False))
+def test_sorted_domains_order_as_the_tuple_key_would(counts: list[tuple[int, int]], least_free: bool, rng: Any) -> None:
+    """``Placement._sorted`` packs (sign x slices, pods, values, index) into one integer, the values as the
+    domain's rank in its level: the same order as sorting the tuples, ties and all, at every level."""
+    # LeastFreeCapacity (ascending slices) for unconstrained requests under TASProfileMixed.
+    engine = _engine(True, {"TASProfileMixed": least_free})
+    flavor = engine.tas.flavors["tas"]
+    tree = flavor.current_tree()
+    states = [DomainState(pod_count=pods, slice_count=slices) for pods, slices in counts[:tree.count]]
+    flavor.states = StateOverlay(states)
+    sign = 1 if least_free else -1
+    for level in tree.per_level:
+        domains = list(level.values())
+        rng.shuffle(domains)
+        domains = domains[:rng.randint(1, len(domains))]
+        expected = sorted(range(len(domains)), key=lambda i: (
+            sign * states[domains[i].idx].slice_count, states[domains[i].idx].pod_count, domains[i].values, i))
+        assert flavor._sorted(domains, True) == [domains[i] for i in expected]
