@@ -305,3 +305,24 @@ def test_sorted_domains_order_as_the_tuple_key_would(counts: list[tuple[int, int
         expected = sorted(range(len(domains)), key=lambda i: (
             sign * states[domains[i].idx].slice_count, states[domains[i].idx].pod_count, domains[i].values, i))
         assert flavor._sorted(domains, True) == [domains[i] for i in expected]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50), st.integers(0, 50),
+                          st.integers(0, 2)), min_size=len(NODES) + 3, max_size=len(NODES) + 3),
+       st.integers(1, 4), st.booleans())
+def test_combining_counts_without_leader_as_the_general_loop_does(
+        counts: list[tuple[int, int, int, int, int]], slice_size: int, at_slice_level: bool) -> None:
+    """``Counting._combine``'s sums-and-minima path (no leader, no inner slice layer) against its general
+    loop, which an inner layer of size 1 selects without changing any count."""
+    engine = _engine(True)
+    flavor = engine.tas.flavors["tas"]
+    tree = flavor.current_tree()
+    for level, domains in enumerate(tree.per_level[:-1]):
+        for domain in domains.values():
+            results = []
+            for sizes in ({}, {level + 1: 1}):
+                flavor.states = [DomainState(*c) for c in counts[:tree.count]]
+                flavor._combine(domain, slice_size, level if at_slice_level else -1, level, sizes, False)
+                results.append(flavor.states[domain.idx])
+            assert results[0] == results[1]
