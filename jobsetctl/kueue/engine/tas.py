@@ -115,11 +115,22 @@ class TASFlavor(Placement):
         return free
 
     def remaining(self, leaf: Domain, simulate_empty: bool) -> Requests:
-        free = self.free_capacity(leaf)
+        tree = self.tree
+        if tree is not None and tree.lowest_is_node:
+            # free_capacity for a node leaf: its non-TAS pods are the node's own (non_tas_usage_of).
+            free = dict(leaf.capacity)
+            non_tas = self.manager.non_tas_by_node.get(leaf.id)
+            if non_tas:
+                for name, value in non_tas.items():
+                    free[name] = free.get(name, 0) - value
+        else:
+            free = self.free_capacity(leaf)
         if simulate_empty:
             return free
-        for name, value in self.usage.get(leaf.id, {}).items():
-            free[name] = free.get(name, 0) - value
+        usage = self.usage.get(leaf.id)
+        if usage:
+            for name, value in usage.items():
+                free[name] = free.get(name, 0) - value
         return free
 
     # ---- usage ---------------------------------------------------------------------------------------
@@ -209,13 +220,17 @@ class TASFlavor(Placement):
 
     def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:
         """``TASFlavorSnapshot.Fits``: every domain still holds its pods."""
-        tree = self.current_tree()
+        leaves = self.current_tree().leaves
+        need: Requests = {}
+        last: Requests | None = None
         for leaf_id, per_pod, count in domains:
-            leaf = tree.leaves.get(leaf_id)
+            leaf = leaves.get(leaf_id)
             if leaf is None:
                 return False
-            need = dict(per_pod)
-            need[PODS] = need.get(PODS, 0) + 1
+            if per_pod is not last:  # the domains of one podset share its per-pod requests
+                need = dict(per_pod)
+                need[PODS] = need.get(PODS, 0) + 1
+                last = per_pod
             if count_in(need, self.remaining(leaf, False)) < count:
                 return False
         return True
