@@ -115,8 +115,8 @@ class TASAssigner:
                                signature: tuple[Any, ...],
                                errors: dict[str, str]) -> dict[str, list[PodSetRequest]]:
         """:meth:`workload_requests`, remembered per workload while what it reads is the same: the
-        ``spec.podSets`` list (podsets are replaced, never edited in place), the ClusterQueue and its TAS
-        flavors (:meth:`TASManager.on_cluster_queue` replaces that mapping whenever either changes), the
+        ``spec.podSets`` list (podsets are replaced, never edited in place), the ClusterQueue, its spec and
+        TAS flavors (both replaced on change, see :meth:`TASManager.on_cluster_queue`), the
         podsets' signature (:func:`_podsets_signature`) and the per-pod requests memo entry
         (:meth:`TASManager.full_per_pod`). A workload is assigned again at every attempt, for the same
         shapes. The requests are only read, never edited."""
@@ -126,11 +126,11 @@ class TASAssigner:
         spec_podsets = _mapping(info.obj.get("spec")).get("podSets")
         hit = manager.requests_memo.get(info.key)
         if hit is not None and hit[0] is spec_podsets and hit[1] is cq and hit[2] is cq.tas_flavors and \
-                hit[3] == signature and hit[4] is manager._per_pod.get(info.key):
-            errors.update(hit[6])
-            return hit[5]
+                hit[3] is cq.spec and hit[4] == signature and hit[5] is manager._per_pod.get(info.key):
+            errors.update(hit[7])
+            return hit[6]
         requests = self.workload_requests(info, cq, assignment, errors)
-        manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, signature,
+        manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, cq.spec, signature,
                                            manager._per_pod.get(info.key), requests, dict(errors))
         return requests
 
