@@ -301,10 +301,10 @@ class Cache:
 
     def _replace(self, info: WorkloadInfo) -> bool:
         """A new version of a workload counted already in the same ClusterQueue with the same usage (the
-        engine re-adds each admitted workload as it observes its writes), outside TAS: what
-        :meth:`_delete` then the add would do, the usage taken out and put back aside (``removeUsage``
-        then ``addUsage`` of one amount leave every node of the tree as it was). False when it does not
-        apply."""
+        engine re-adds each admitted workload as it observes its writes; with TAS, when its podsets are the
+        same objects): what :meth:`_delete` then the add would do, the usage taken out and put
+        back aside (``removeUsage`` then ``addUsage`` of one amount leave every node of the tree as it was).
+        False when it does not apply."""
         key = info.key
         cq_name = self._assumed.get(key)
         if cq_name is None or cq_name != info.cluster_queue:

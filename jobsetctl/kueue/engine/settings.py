@@ -60,6 +60,10 @@ class EngineSettings:
     #: workload by deleting and adding it and a retry of inadmissible workloads moves a bucket holding members
     #: of unknown backoff member by member, so a test can compare the shortcuts with the work they skip.
     engine_shortcuts: bool = True
+    #: Tests only: off, the TAS books and the TAS side of the flavor assigner recompute everything as
+    #: upstream does (no re-add of an unchanged workload skipped, no podsets' requests reused), so a
+    #: comparison test can run the shortcuts against it.
+    tas_shortcuts: bool = True
 
     def gate(self, name: str) -> bool:
         value = self.gates.get(name)

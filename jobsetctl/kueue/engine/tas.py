@@ -81,9 +81,10 @@ class TASFlavor(Placement):
             levels and levels[-1] == names.HOSTNAME_LABEL and manager.engine.settings.gate("TASHandleOverlappingFlavors")) else {}
         #: Per workload key: the (leaf id, requests) it added, to remove exactly that.
         self.workload_usage: dict[str, list[tuple[str, Requests]]] = {}
-        #: Per workload key: the inputs of its last :meth:`add_workload` (topology assignment and per-pod
-        #: requests objects per podset) and the entries they gave.
-        self._entries_memo: dict[str, tuple[list[tuple[Any, Requests]], list[tuple[str, Requests]]]] = {}
+        #: Per workload key: the inputs of its last :meth:`add_workload` (the podsets list and per-pod
+        #: requests memo entry it read, and the topology assignment and per-pod requests objects per podset)
+        #: and the entries they gave (see :meth:`_remembered`).
+        self._entries_memo: dict[str, tuple[Any, Any, list[tuple[Any, Requests]], list[tuple[str, Requests]]]] = {}
         self.states: Any = []
         self._placement_cache = {}
         self._shape_memo = {}
@@ -114,31 +115,66 @@ class TASFlavor(Placement):
         return free
 
     def remaining(self, leaf: Domain, simulate_empty: bool) -> Requests:
-        free = self.free_capacity(leaf)
+        tree = self.tree
+        if tree is not None and tree.lowest_is_node:
+            # free_capacity for a node leaf: its non-TAS pods are the node's own (non_tas_usage_of).
+            free = dict(leaf.capacity)
+            non_tas = self.manager.non_tas_by_node.get(leaf.id)
+            if non_tas:
+                for name, value in non_tas.items():
+                    free[name] = free.get(name, 0) - value
+        else:
+            free = self.free_capacity(leaf)
         if simulate_empty:
             return free
-        for name, value in self.usage.get(leaf.id, {}).items():
-            free[name] = free.get(name, 0) - value
+        usage = self.usage.get(leaf.id)
+        if usage:
+            for name, value in usage.items():
+                free[name] = free.get(name, 0) - value
         return free
 
     # ---- usage ---------------------------------------------------------------------------------------
-    def add_workload(self, info: WorkloadInfo) -> None:
+    def _inputs(self, info: WorkloadInfo) -> list[tuple[Any, Requests]]:
+        """What :meth:`add_workload` reads: per podset placed in this flavor, its topology assignment and
+        per-pod requests objects."""
         inputs: list[tuple[Any, Requests]] = []
         for podset in info.podsets:
             if podset.topology_assignment is None or not podset.flavors or self.name not in podset.flavors.values():
                 continue
             inputs.append((podset.topology_assignment, self.manager.full_per_pod(info, podset.name)))
+        return inputs
+
+    def _remembered(self, info: WorkloadInfo) -> tuple[Any, ...] | None:
+        """The remembered entries of this version's inputs, if they are remembered. Fast when the version
+        carries the podsets list of the one remembered (``WorkloadInfo.update`` keeps it while the inputs
+        are the same objects; the list and its podsets are not edited) and the per-pod requests are those
+        remembered for the same ``spec.podSets`` (:meth:`TASManager.full_per_pod`)."""
+        memo = self._entries_memo.get(info.key)
+        if memo is None:
+            return None
+        if memo[0] is info.podsets:
+            per_pod = self.manager._per_pod.get(info.key)
+            if per_pod is memo[1] and per_pod is not None and \
+                    per_pod[0] is _mapping(info.obj.get("spec")).get("podSets"):
+                return memo
+        inputs = self._inputs(info)
+        if len(memo[2]) == len(inputs) and all(
+                a is b and p is q for (a, p), (b, q) in zip(memo[2], inputs, strict=True)):
+            return memo
+        return None
+
+    def add_workload(self, info: WorkloadInfo) -> None:
         # Every version of an admitted workload passes here (and the preemption simulation takes workloads
         # out and puts them back): while its topology assignments and pod requests are the same objects
         # (writers replace them, never edit them in place), its entries are the same, and when they are
         # already applied nothing changes, so the placement caches stay valid.
-        memo = self._entries_memo.get(info.key)
-        if memo is not None and len(memo[0]) == len(inputs) and all(
-                a is b and p is q for (a, p), (b, q) in zip(memo[0], inputs, strict=True)):
-            entries = memo[1]
+        memo = self._remembered(info) if self.manager.shortcuts else None
+        if memo is not None:
+            entries = memo[3]
             if self.workload_usage.get(info.key) is entries:
                 return
         else:
+            inputs = self._inputs(info)
             entries = []
             tree = self.current_tree()
             for assignment, per_pod in inputs:
@@ -150,7 +186,7 @@ class TASFlavor(Placement):
                     requests = {name: value * count for name, value in per_pod.items()}
                     requests[PODS] = requests.get(PODS, 0) + count
                     entries.append((leaf_id, requests))
-            self._entries_memo[info.key] = (inputs, entries)
+            self._entries_memo[info.key] = (info.podsets, self.manager._per_pod.get(info.key), inputs, entries)
         self.remove_workload(info)
         if not entries:
             return
@@ -185,13 +221,17 @@ class TASFlavor(Placement):
 
     def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:
         """``TASFlavorSnapshot.Fits``: every domain still holds its pods."""
-        tree = self.current_tree()
+        leaves = self.current_tree().leaves
+        need: Requests = {}
+        last: Requests | None = None
         for leaf_id, per_pod, count in domains:
-            leaf = tree.leaves.get(leaf_id)
+            leaf = leaves.get(leaf_id)
             if leaf is None:
                 return False
-            need = dict(per_pod)
-            need[PODS] = need.get(PODS, 0) + 1
+            if per_pod is not last:  # the domains of one podset share its per-pod requests
+                need = dict(per_pod)
+                need[PODS] = need.get(PODS, 0) + 1
+                last = per_pod
             if count_in(need, self.remaining(leaf, False)) < count:
                 return False
         return True
@@ -215,8 +255,15 @@ class TASManager:
         self.usage_log: list[str] = []
         self.usage_epoch = 0
         self.placement_cache_enabled = True
+        #: ``EngineSettings.tas_shortcuts`` (off only in tests that compare the shortcuts with the full work).
+        self.shortcuts = engine.settings.tas_shortcuts
         #: Per workload key: (its ``spec.podSets`` list, the full per-pod requests per podset name).
         self._per_pod: dict[str, tuple[Any, dict[str, Requests]]] = {}
+        #: Per workload key: its podsets to place and what they were computed from
+        #: (:meth:`TASAssigner.requests_for_signature`).
+        self.requests_memo: dict[str, tuple[Any, ...]] = {}
+        #: Per ClusterQueue name: ``isTASOnly`` and what it was computed from (:meth:`TASAssigner.is_tas_only`).
+        self.tas_only_memo: dict[str, tuple[Any, Any, Any, bool]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
         self._parsed: dict[int, tuple[dict[str, Any], TopologyAssignment]] = {}
         #: Per podset object (kept alive here): whether it explicitly requests TAS.
@@ -224,7 +271,14 @@ class TASManager:
         #: Per assignment object (kept alive here): its API encoding, never handed out (copies are).
         self._encodings: dict[int, tuple[TopologyAssignment, bool, dict[str, Any]]] = {}
         #: Empty-cluster placements per requests' shapes (:meth:`TASAssigner.find_all`).
-        self.empty_placements: dict[tuple[Any, ...], tuple[int, list[tuple[TASFlavor, Any]], list[Any], dict[str, Any]]] = {}
+        self.empty_placements: dict[tuple[Any, ...], tuple[int, int, list[tuple[TASFlavor, Any]], list[Any],
+                                                           dict[str, Any]]] = {}
+        #: Placements on the cluster as it is, per requests' shapes, while the TAS usage has not moved
+        #: (:meth:`TASAssigner.find_all`).
+        self.live_placements: dict[tuple[Any, ...], tuple[int, int, list[tuple[TASFlavor, Any]], list[Any],
+                                                          dict[str, Any]]] = {}
+        #: Per requests object (kept alive here): the key of its placements (:meth:`TASAssigner._placement_key`).
+        self.placement_keys: dict[int, tuple[Any, Any, tuple[tuple[Any, ...], list[Any], list[Any]]]] = {}
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
@@ -271,6 +325,7 @@ class TASManager:
             flavor.remove_workload(key)
             flavor._entries_memo.pop(key, None)
         self._per_pod.pop(key, None)
+        self.requests_memo.pop(key, None)
 
     def full_per_pod(self, info: WorkloadInfo, podset_name: str) -> Requests:
         """``NewRequestsFromPodSpec`` of a podset's template (TAS counts the whole pod, not only the

@@ -31,7 +31,16 @@ class TASAssigner:
         self.manager = manager
 
     def is_tas_only(self, cq: ClusterQueueState) -> bool:
-        return cq.is_tas_only()
+        """``isTASOnly``, remembered per ClusterQueue while its spec and TAS flavors are the same objects
+        (both are replaced on change, see :meth:`TASManager.on_cluster_queue`); asked for every podset at
+        every flavor check."""
+        memo = self.manager.tas_only_memo
+        hit = memo.get(cq.name)
+        if hit is not None and hit[0] is cq and hit[1] is cq.spec and hit[2] is cq.tas_flavors:
+            return hit[3]
+        value = cq.is_tas_only()
+        memo[cq.name] = (cq, cq.spec, cq.tas_flavors, value)
+        return value
 
     def implied(self, podset: dict[str, Any], cq: ClusterQueueState) -> bool:
         return not self.manager.explicit(podset) and self.is_tas_only(cq)
@@ -43,8 +52,9 @@ class TASAssigner:
                                 group: ResourceGroup) -> str | None:
         """``checkPodSetAndFlavorMatchForTAS``."""
         cq = assigner.cq
-        if self.requested(podset, cq):
-            if self.implied(podset, cq):
+        explicit = self.manager.explicit(podset)
+        if explicit or self.is_tas_only(cq):
+            if not explicit:  # implied
                 return None
             if flavor.topology_name is None:
                 spec = _mapping(_mapping(podset.get("template")).get("spec"))
@@ -101,6 +111,29 @@ class TASAssigner:
                 self.implied(podset, cq), str(request["podSetGroupName"]) if request.get("podSetGroupName") else None))
         return out
 
+    def requests_for_signature(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                               signature: tuple[Any, ...],
+                               errors: dict[str, str]) -> dict[str, list[PodSetRequest]]:
+        """:meth:`workload_requests`, remembered per workload while what it reads is the same: the
+        ``spec.podSets`` list (podsets are replaced, never edited in place), the ClusterQueue, its spec and
+        TAS flavors (both replaced on change, see :meth:`TASManager.on_cluster_queue`), the
+        podsets' signature (:func:`_podsets_signature`) and the per-pod requests memo entry
+        (:meth:`TASManager.full_per_pod`). A workload is assigned again at every attempt, for the same
+        shapes. The requests are only read, never edited."""
+        manager = self.manager
+        if not manager.shortcuts:
+            return self.workload_requests(info, cq, assignment, errors)
+        spec_podsets = _mapping(info.obj.get("spec")).get("podSets")
+        hit = manager.requests_memo.get(info.key)
+        if hit is not None and hit[0] is spec_podsets and hit[1] is cq and hit[2] is cq.tas_flavors and \
+                hit[3] is cq.spec and hit[4] == signature and hit[5] is manager._per_pod.get(info.key):
+            errors.update(hit[7])
+            return hit[6]
+        requests = self.workload_requests(info, cq, assignment, errors)
+        manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, cq.spec, signature,
+                                           manager._per_pod.get(info.key), requests, dict(errors))
+        return requests
+
     def stashed_requests(self, info: WorkloadInfo, cq: ClusterQueueState,
                          assignment: Assignment) -> dict[str, list[PodSetRequest]] | None:
         """:meth:`workload_requests` as :meth:`after_quota` computed them for this assignment, while what
@@ -112,18 +145,66 @@ class TASAssigner:
 
     def find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]], *,
                  simulate_empty: bool = False) -> dict[str, tuple[TopologyAssignment | None, str]]:
-        """``FindTopologyAssignmentsForWorkload``: flavors in name order."""
-        memo_key: tuple[Any, ...] | None = None
-        if simulate_empty:
-            # On an empty cluster the answer depends only on the requests' shapes and counts, the trees
-            # and the non-TAS pods (usage_epoch): workloads of one class get the same answer, and the
-            # assignments are only read (see parsed).
-            memo_key = self._empty_memo_key(cq, requests)
-            if memo_key is not None:
-                hit = self.manager.empty_placements.get(memo_key)
-                if hit is not None and hit[0] == self.manager.usage_epoch and all(
-                        t.tree is tree for t, tree in hit[1]):
-                    return dict(hit[3])
+        """``FindTopologyAssignmentsForWorkload``: flavors in name order.
+
+        On an empty cluster the answer depends only on the requests' shapes and counts, the trees and the
+        non-TAS pods (usage_epoch): workloads of one class get the same answer. On the cluster as it is,
+        it depends on the same and on the TAS usage, which moves only through
+        :meth:`TASManager.touched` (usage_log grows) or with usage_epoch: while neither moved, the same
+        requests get the same answer (a cycle nominates the heads of many ClusterQueues, often of one
+        class, before it reserves anything). Both answers are remembered; the assignments are only read
+        (see :meth:`TASManager.parsed`)."""
+        manager = self.manager
+        if not simulate_empty and not manager.shortcuts:
+            return self._find_all(cq, requests, False)
+        key, flavors, shapes = self._placement_key(cq, requests)
+        memo = manager.empty_placements if simulate_empty else manager.live_placements
+        moved = -1 if simulate_empty else len(manager.usage_log)
+        hit = memo.get(key)
+        if hit is not None and hit[0] == manager.usage_epoch and hit[1] == moved and all(
+                t.current_tree() is tree for t, tree in hit[2]):
+            return dict(hit[4])
+        result = self._find_all(cq, requests, simulate_empty)
+        if len(memo) > 4096:
+            memo.clear()
+        # The shapes in the key stay alive with the entry, so their ids are not reused meanwhile.
+        memo[key] = (manager.usage_epoch, moved, [(t, t.tree) for t in flavors], shapes, dict(result))
+        return result
+
+    def _placement_key(self, cq: ClusterQueueState,
+                       requests: dict[str, list[PodSetRequest]]) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
+        """What a placement of these requests depends on besides the cluster's state: per flavor (name
+        order), the flavor and each request's name, count, group and shape (by identity; the shapes are
+        returned to be kept alive with whatever the key is kept in). Remembered per requests object
+        (:meth:`requests_for_signature` hands out the same one at each attempt of a workload) while the
+        ClusterQueue's TAS flavors are the same mapping; a shape is a function of its podset, per-pod
+        requests and flavor, so one remembered stands for any computed again."""
+        memo = self.manager.placement_keys
+        hit = memo.get(id(requests))
+        if hit is not None and hit[0] is requests and hit[1] is cq.tas_flavors and self.manager.shortcuts:
+            return hit[2]
+        parts: list[Any] = []
+        flavors: list[Any] = []
+        shapes: list[Any] = []
+        for flavor_name in sorted(requests):
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                continue
+            tas.current_tree()
+            flavors.append(tas)
+            flavor_shapes = [tas._shape(r) for r in requests[flavor_name]]
+            shapes.extend(flavor_shapes)
+            parts.append((flavor_name, id(tas), tuple(
+                (r.name, r.count, r.group, id(shape)) for r, shape in zip(requests[flavor_name], flavor_shapes,
+                                                                          strict=True))))
+        found = (tuple(parts), flavors, shapes)
+        if len(memo) > 16384:
+            memo.clear()
+        memo[id(requests)] = (requests, cq.tas_flavors, found)
+        return found
+
+    def _find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]],
+                  simulate_empty: bool) -> dict[str, tuple[TopologyAssignment | None, str]]:
         result: dict[str, tuple[TopologyAssignment | None, str]] = {}
         assumed: dict[str, Requests] = {}
         for flavor_name in sorted(requests):
@@ -133,30 +214,7 @@ class TASAssigner:
             flavor_assumed = assumed if tas.current_tree().lowest_is_node else {}
             result.update(tas.find_assignments(requests[flavor_name], simulate_empty=simulate_empty,
                                                assumed=flavor_assumed))
-        if memo_key is not None:
-            memo = self.manager.empty_placements
-            if len(memo) > 4096:
-                memo.clear()
-            flavors = [cq.tas_flavors[f] for f in sorted(requests) if f in cq.tas_flavors]
-            # The shapes in the key stay alive with the entry, so their ids are not reused meanwhile.
-            memo[memo_key] = (self.manager.usage_epoch, [(t, t.tree) for t in flavors],
-                              [s for rs in requests.values() for s in self._shapes_of(cq, rs)], dict(result))
         return result
-
-    def _shapes_of(self, cq: ClusterQueueState, requests: list[PodSetRequest]) -> list[Any]:
-        tas = cq.tas_flavors.get(requests[0].flavor) if requests else None
-        return [tas._shape(r) for r in requests] if tas is not None else []
-
-    def _empty_memo_key(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]]) -> tuple[Any, ...] | None:
-        parts: list[Any] = []
-        for flavor_name in sorted(requests):
-            tas = cq.tas_flavors.get(flavor_name)
-            if tas is None:
-                continue
-            tas.current_tree()
-            parts.append((flavor_name, id(tas), tuple(
-                (r.name, r.count, r.group, id(tas._shape(r))) for r in requests[flavor_name])))
-        return tuple(parts)
 
     def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
         """The TAS step of ``assignFlavors`` once quota is assigned."""
@@ -164,13 +222,16 @@ class TASAssigner:
 
         cq = assigner.cq
         errors: dict[str, str] = {}
-        requests = self.workload_requests(assigner.info, cq, assignment, errors)
-        for name, error in errors.items():
-            psa = assignment.podset(name)
-            if psa is not None:
-                psa.status.err = error
-                assignment._mode = None
-        assignment.tas_requests = (assigner.info, cq, _podsets_signature(assignment), requests)
+        signature = _podsets_signature(assignment)
+        requests = self.requests_for_signature(assigner.info, cq, assignment, signature, errors)
+        if errors:
+            for name, error in errors.items():
+                psa = assignment.podset(name)
+                if psa is not None:
+                    psa.status.err = error
+                    assignment._mode = None
+            signature = _podsets_signature(assignment)
+        assignment.tas_requests = (assigner.info, cq, signature, requests)
         flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
         if assignment.representative_mode() == FIT:
             result = self.find_all(cq, requests)
@@ -256,8 +317,8 @@ class TASAssigner:
 
 def _podsets_signature(assignment: Assignment) -> tuple[Any, ...]:
     """What :meth:`TASAssigner.workload_requests` reads from an assignment's podsets."""
-    return tuple((p.name, p.count, p.topology_assignment is None, p.status.err,
-                  tuple(f.name for f in p.flavors.values())) for p in assignment.podsets)
+    return tuple([(p.name, p.count, p.topology_assignment is None, p.status.err,
+                   tuple([f.name for f in p.flavors.values()])) for p in assignment.podsets])
 
 
 def _failure(result: dict[str, tuple[TopologyAssignment | None, str]],

@@ -56,6 +56,23 @@ class Counting:
         """One inner domain of ``fillInCountsHelper``, from its children's counts."""
         states = self.states
         state = states[domain.idx]
+        if not leader_required and not size_at_level.get(level + 1) and domain.children:
+            # The common case (no leader, no inner slice layer below): every child contributes, and the
+            # loop below reduces to sums, minima and a maximum over the children's states.
+            children = [states[child.idx] for child in domain.children]
+            state.pod_count = children_capacity = sum([c.pod_count for c in children])
+            slice_capacity = sum([c.slice_count for c in children])
+            state.pod_count_with_leader = children_capacity - min(
+                MAX_INT32, min([c.pod_count - c.pod_count_with_leader for c in children]))
+            slice_with_leader = slice_capacity - min(
+                MAX_INT32, min([c.slice_count - c.slice_count_with_leader for c in children]))
+            state.leader_count = max(0, max([c.leader_count for c in children]))
+            if level == slice_idx:
+                slice_capacity = children_capacity // slice_size
+                slice_with_leader = state.pod_count_with_leader // slice_size
+            state.slice_count = slice_capacity
+            state.slice_count_with_leader = slice_with_leader
+            return
         children_capacity = slice_capacity = 0
         contributor = False
         min_pod_diff = min_slice_diff = MAX_INT32

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     pass
 
 
+_LOW = (1 << 32) - 1
+
+
 class Placement(Counting):
     tolerations: tuple[Toleration, ...]
     levels: tuple[str, ...]
@@ -331,15 +334,17 @@ class Placement(Counting):
         """``sortedDomains``: BestFit slices desc, LeastFreeCapacity slices asc; then pods asc; values."""
         # One state read per domain (the key is built for every domain of a level, hundreds per placement);
         # the index keeps equal keys in their order, as the stable sort on the domains did.
+        # The key (sign x slices, pods, values, index) packed in one integer: the domains are of one
+        # level, so their values sort as their ranks (Domain.rank); counts, ranks and indexes are below 2**32.
         copies = self.states.copies
         base = self.states.base
-        keyed = []
+        keys = []
         sign = 1 if self._least_free(unconstrained) else -1
         for i, d in enumerate(domains):
             state = copies.get(d.idx) or base[d.idx]
-            keyed.append((sign * state.slice_count, state.pod_count, d.values, i))
-        keyed.sort()
-        return [domains[k[3]] for k in keyed]
+            keys.append((((sign * state.slice_count << 32) + state.pod_count << 32) + d.rank << 32) + i)
+        keys.sort()
+        return [domains[k & _LOW] for k in keys]
 
     def _sorted_with_leader(self, domains: list[Domain], unconstrained: bool) -> list[Domain]:
         peek = self.states.peek
@@ -360,7 +365,8 @@ class Placement(Counting):
 
     def _best_fit(self, domains: list[Domain], needed: int, leader_count: int, slices: bool) -> Domain:
         """``findBestFitDomainBy``: the first domain with the smallest count that is enough."""
-        peek = self.states.peek
+        copies = self.states.copies
+        base = self.states.base
         if slices:
             attribute = "slice_count_with_leader" if leader_count > 0 else "slice_count"
         else:
@@ -369,7 +375,7 @@ class Placement(Counting):
         best_count = MAX_INT32
         found = False
         for domain in domains:
-            state = peek(domain.idx)
+            state = copies.get(domain.idx) or base[domain.idx]  # StateOverlay.peek
             if state.leader_count < leader_count:
                 continue
             count = getattr(state, attribute)

@@ -60,7 +60,7 @@ def node_view(obj: dict[str, Any]) -> NodeView:
 
 
 class Domain:
-    __slots__ = ("capacity", "children", "id", "idx", "leaf_idx", "node", "parent", "values")
+    __slots__ = ("capacity", "children", "id", "idx", "leaf_idx", "node", "parent", "rank", "values")
 
     def __init__(self, domain_id: str, values: list[str]) -> None:
         self.id = domain_id
@@ -71,6 +71,9 @@ class Domain:
         self.leaf_idx = -1
         self.node: NodeView | None = None
         self.capacity: Requests = {}
+        #: Dense rank of ``values`` among the domains of its level (equal values, equal rank): sorting
+        #: domains of one level by rank is sorting them by values, with integer comparisons.
+        self.rank = 0
 
 
 class Tree:
@@ -103,6 +106,12 @@ class Tree:
             self.per_level[len(leaf.values) - 1][leaf.id] = leaf
             self._link(leaf)
         self.leaf_list = sorted(self.leaves.values(), key=lambda d: d.leaf_idx)
+        for level in self.per_level:
+            rank, previous = -1, None
+            for domain in sorted(level.values(), key=lambda d: d.values):
+                if domain.values != previous:
+                    rank, previous = rank + 1, domain.values
+                domain.rank = rank
 
     def _link(self, domain: Domain) -> None:
         if len(domain.values) == 1:
