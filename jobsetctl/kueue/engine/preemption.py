@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
@@ -391,8 +392,8 @@ class _Candidate:
     evicted: bool
 
 
-def _by_key(candidate: _Candidate) -> tuple[Any, ...]:
-    return candidate.key
+#: A candidate's ordering key (a C-level getter: the groups are sorted at every search).
+_by_key = attrgetter("key")
 
 
 
@@ -435,13 +436,15 @@ class _CandidateIterator:
         state = self.preemptor.cache.cluster_queues.get(candidate.info.cluster_queue)
         if state is None:
             return False
-        if is_within_nominal(state.node, self.ctx.frs):
+        frs = self.ctx.frs
+        if is_within_nominal(state.node, frs):
             return False
-        for node in state.node.ancestors():
-            if node is candidate.lca:
-                break
-            if is_within_nominal(node, self.ctx.frs):
+        # Its ancestors up to (not including) the lowest common one.
+        node, lca = state.node.parent, candidate.lca
+        while node is not None and node is not lca:
+            if is_within_nominal(node, frs):
                 return False
+            node = node.parent
         return True
 
     def _variant(self, info: WorkloadInfo, advantage: bool, uses: bool) -> int:
