@@ -318,7 +318,53 @@ class Preemptor:
         return True
 
     def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
-        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed."""
+        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed.
+
+        With the shortcuts on (and no topology in play), targets are put back in growing runs, with one fit
+        check per run instead of one per target. Exact: quota usage depends only on which workloads are in
+        (see :meth:`simulate_removal`) and the fit only improves as workloads leave (every ``available`` is
+        non-increasing in every usage on its path), so when a run put back at once still fits, each of its
+        targets, put back one by one, fit too; when it does not, its last ones are taken out again one at a
+        time until it fits, which finds the target the step-by-step loop keeps, from the same states."""
+        if not self.shortcuts or (ctx.tas_requests and self.tas_fits is not None) or any(
+                self._has_tas(target.info) for target in targets):
+            return self._fill_back_steps(ctx, targets, allow_borrowing)
+        add, remove, fits = self.add, self.remove, self.fits
+        i = len(targets) - 2
+        run = 1
+        # At the start of each round the current state fits (the search's, or one a step left fitting).
+        while i >= 0:
+            low = max(0, i - run + 1)
+            for j in range(i, low - 1, -1):
+                add(targets[j].info)
+            if fits(ctx, allow_borrowing):
+                first_kept = low - 1  # every target of the run goes back
+            else:
+                # The state with targets[k..i] back, for k = low + 1, ...: the first that fits tells the
+                # target the steps keep (k - 1); the state with none of them back fits.
+                k = low
+                while True:
+                    remove(targets[k].info)
+                    k += 1
+                    if k > i or fits(ctx, allow_borrowing):
+                        break
+                first_kept = k - 1
+            for j in range(i, first_kept, -1):
+                targets[j] = targets[-1]
+                targets.pop()
+            if first_kept < low:
+                run *= 2
+                i = low - 1
+            else:
+                run = 1
+                i = first_kept - 1  # targets[low..first_kept - 1] are out again, as before their steps
+        return targets
+
+    def _has_tas(self, info: WorkloadInfo) -> bool:
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        return state is not None and bool(state.tas_flavors)
+
+    def _fill_back_steps(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
         for i in range(len(targets) - 2, -1, -1):
             self.add(targets[i].info)
             if self.fits(ctx, allow_borrowing):
