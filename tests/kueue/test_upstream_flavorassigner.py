@@ -70,6 +70,10 @@ def _usage(raw: dict[str, Any] | None) -> dict[tuple[str, str], int]:
 
 
 def run(case: dict[str, Any]) -> Assignment:
+    return assigner_for(case).assign()
+
+
+def assigner_for(case: dict[str, Any]) -> FlavorAssigner:
     f = case["fields"]
     h = Harness(gates=f.get("featureGates"))
     for topology in f.get("topologies") or []:
@@ -103,9 +107,8 @@ def run(case: dict[str, Any]) -> Assignment:
             return POSSIBLE_PREEMPT, 0
         return POSSIBILITIES[found.get("_0", "NoCandidates")], int(found.get("_1", 0))
 
-    assigner = FlavorAssigner(info, cq, engine.cache.flavors, oracle, fair_sharing=bool(f.get("enableFairSharing")),
-                              tas=engine.tas_assigner(cq))
-    return assigner.assign()
+    return FlavorAssigner(info, cq, engine.cache.flavors, oracle, fair_sharing=bool(f.get("enableFairSharing")),
+                          tas=engine.tas_assigner(cq))
 
 
 def _want_podset(want: dict[str, Any]) -> dict[str, Any]:
@@ -167,8 +170,20 @@ def check_considered(want_podsets: list[dict[str, Any]], got: Assignment) -> Non
 
 @pytest.mark.parametrize(("name", "case"), _runnable())
 def test_assign_flavors(name: str, case: dict[str, Any]) -> None:
+    check_assignment(case, run(case))
+
+
+@pytest.mark.parametrize(("name", "case"), _runnable())
+def test_assign_flavors_again_with_the_flavor_checks_remembered(name: str, case: dict[str, Any]) -> None:
+    """The same workload and ClusterQueue assigned again answer the flavor checks from the memo
+    (``flavors._CHECK_MEMO``): the assignment is the table's all the same."""
+    assigner = assigner_for(case)
+    assigner.assign()
+    check_assignment(case, assigner.assign())
+
+
+def check_assignment(case: dict[str, Any], got: Assignment) -> None:
     f = case["fields"]
-    got = run(case)
     assert MODE_NAMES[got.representative_mode()] == f.get("wantRepMode", "NoFit")
     want = f["wantAssignment"]
     want_podsets = want.get("PodSets") or []

@@ -176,11 +176,12 @@ class Assignment:
         """``Assignment.Message``."""
         parts: list[str] = []
         for podset in self.podsets:
-            if podset.status.is_fit():
+            status = podset.status
+            if status.err is not None:
+                return f"failed to assign flavors to pod set {podset.name}: {status.err}"
+            if not status.reasons:  # fit
                 continue
-            if podset.status.is_error():
-                return f"failed to assign flavors to pod set {podset.name}: {podset.status.err}"
-            parts.append(fit.NO_FLAVOR.format(pod_set=podset.name, reasons=podset.status.message()))
+            parts.append(fit.NO_FLAVOR.format(pod_set=podset.name, reasons=status.message()))
         return "; ".join(parts)
 
     def requires_borrowing(self) -> bool:

@@ -20,7 +20,6 @@ flavor's label keys, TAS support), then each resource against quota:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.fakecluster.scheduler.podinfo import parse_tolerations
@@ -63,27 +62,33 @@ if TYPE_CHECKING:
 PreemptionOracle = Callable[[WorkloadInfo, FlavorResource, int], tuple[int, int]]
 
 
-@dataclass(slots=True)
-class _Attempts:
-    items: list[FlavorAttempt] = field(default_factory=list)
+#: The attempt's PreemptionPossibility per granular preemption mode (None for Fit and NoFit).
+_POSSIBILITY_OF = {P_NO_CANDIDATES: NO_CANDIDATES, P_PREEMPT: POSSIBLE_PREEMPT, P_RECLAIM: POSSIBLE_RECLAIM}
+#: Granular modes by (preemption mode, borrowing height): immutable, so one instance per value serves every
+#: attempt (the heights are few).
+_GRANULAR: dict[tuple[int, int], GranularMode] = {}
 
-    def no_fit(self, flavor: str, status: Status) -> None:
-        self.items.append(FlavorAttempt(flavor, NO_FIT, reasons=list(status.reasons), no_fit_reason=status.no_fit_reason))
 
-    def representative(self, flavor: str, mode: GranularMode, borrow: int, reasons: list[str], no_fit: str) -> None:
-        possibility = {P_NO_CANDIDATES: NO_CANDIDATES, P_PREEMPT: POSSIBLE_PREEMPT,
-                       P_RECLAIM: POSSIBLE_RECLAIM}.get(mode.preemption)
-        self.items.append(FlavorAttempt(flavor, TO_MODE[mode.preemption], borrow, possibility, sorted(reasons), no_fit))
+def _granular(preemption: int, borrowing: int) -> GranularMode:
+    mode = _GRANULAR.get((preemption, borrowing))
+    if mode is None:
+        mode = _GRANULAR[(preemption, borrowing)] = GranularMode(preemption, borrowing)
+    return mode
 
 
 def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], resource: str,
                     group: ResourceGroup | None) -> None:
     """``mergeFlavorAttemptsForResource``."""
+    # Merged into nothing, every flavor of ``dst`` comes from ``src``: none lacks the resource.
+    first = not dst
     for attempt in src:
         existing = dst.get(attempt.flavor)
         if existing is None:
-            dst[attempt.flavor] = FlavorAttempt(attempt.flavor, attempt.mode, attempt.borrow, attempt.possibility,
-                                                sorted(set(attempt.reasons)), attempt.no_fit_reason)
+            # The attempts of one _find_flavor call are its own (fresh objects, one per flavor, read by
+            # nothing else): the first one of a flavor is kept as the merged one.
+            if len(attempt.reasons) > 1:
+                attempt.reasons = sorted(set(attempt.reasons))
+            dst[attempt.flavor] = attempt
             continue
         possibility = existing.possibility
         if attempt.possibility is not None and (possibility is None or attempt.possibility < possibility):
@@ -91,7 +96,7 @@ def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res
         dst[attempt.flavor] = FlavorAttempt(
             attempt.flavor, min(attempt.mode, existing.mode), max(attempt.borrow, existing.borrow), possibility,
             sorted(set(existing.reasons) | set(attempt.reasons)), most_severe(existing.no_fit_reason, attempt.no_fit_reason))
-    if src and group is not None:
+    if src and group is not None and not first:
         present = {a.flavor for a in src}
         for flavor, attempt in dst.items():
             if flavor in group.flavors and flavor not in present:
@@ -122,61 +127,80 @@ class FlavorAssigner:
     def assign(self, counts: list[int] | None = None) -> Assignment:
         info = self.info
         cq = self.cq
+        tas = self.tas
         podsets = info.podsets if not counts else [p.scaled_to(c) for p, c in zip(info.podsets, counts, strict=False)]
         assignment = Assignment(last_state=AssignmentState([], cq.generation, self.scheduling_cycle,
                                                            info.scheduling_hash))
-        covers_pods = cq.spec.group_of(PODS) is not None
+        group_of = cq.spec.group_of
+        covers_pods = group_of(PODS) is not None
         spec_podsets = info.spec_podsets()
-        groups: dict[str, list[tuple[int, PodSetResources, PodSetAssignment]]] = {}
+        spec_count = len(spec_podsets)
+        # Per group: (index, podset, requests, flavors kept from a first pass); the PodSetAssignments are
+        # made once their flavors and status are known (nothing reads them before).
+        groups: dict[str, list[tuple[int, PodSetResources, Requests, dict[str, FlavorAssignment]]]] = {}
+        single = len(podsets) == 1  # one group whatever its key
         for index, podset in enumerate(podsets):
             requests = podset.requests
             if covers_pods:
                 requests[PODS] = podset.count
-            psa = PodSetAssignment(podset.name, {}, Status(), requests, podset.count)
-            if podset.flavors and self.tas is not None:
+            kept: dict[str, FlavorAssignment] = {}
+            if podset.flavors and tas is not None:
                 # A second pass keeps the flavors already assigned.
                 for resource, flavor in podset.flavors.items():
-                    psa.flavors[resource] = FlavorAssignment(flavor, FIT)
+                    kept[resource] = FlavorAssignment(flavor, FIT)
+            if single:
+                groups[""] = [(index, podset, requests, kept)]
+                break
             group_key = str(index)
-            request = spec_podsets[index].get("topologyRequest") if index < len(spec_podsets) else None
+            request = spec_podsets[index].get("topologyRequest") if index < spec_count else None
             if isinstance(request, dict) and request.get("podSetGroupName"):
                 group_key = str(request["podSetGroupName"])
-            groups.setdefault(group_key, []).append((index, podset, psa))
+            groups.setdefault(group_key, []).append((index, podset, requests, kept))
 
         for members in groups.values():
-            totals: Requests = {}
-            for _, _, psa in members:
-                for resource, value in psa.requests.items():
-                    totals[resource] = totals.get(resource, 0) + value
-            indexes = [index for index, _, _ in members]
+            group_flavors: dict[str, FlavorAssignment] | None
+            if len(members) == 1:
+                totals = members[0][2]
+                group_flavors = members[0][3]
+            else:
+                totals = {}
+                group_flavors = {}
+                for _, _, requests, kept in members:
+                    for resource, value in requests.items():
+                        totals[resource] = totals.get(resource, 0) + value
+                    group_flavors.update(kept)
+            indexes = [member[0] for member in members]
             considered: dict[str, FlavorAttempt] = {}
-            group_flavors: dict[str, FlavorAssignment] | None = {}
-            for _, _, psa in members:
-                group_flavors.update(psa.flavors)  # type: ignore[union-attr]
-            group_status = Status()
+            # The group's status: the reasons gathered, or the failing resource's status as it is.
+            reasons: list[str] = []
+            err: str | None = None
+            no_fit_reason = ""
             for resource in sorted(totals):
-                quantity = totals[resource]
-                if cq.spec.group_of(resource) is None and quantity == 0:
+                group = group_of(resource)
+                if group is None and totals[resource] == 0:
                     continue
-                if resource in group_flavors:  # type: ignore[operator]
+                if resource in group_flavors:
                     continue
-                flavors, status, attempts = self._find_flavor(indexes, totals, resource, assignment.usage)
-                _merge_attempts(considered, attempts, resource, cq.spec.group_of(resource))
+                flavors, status, attempts = self._find_flavor(indexes, totals, resource, assignment.usage, group,
+                                                              spec_podsets)
+                _merge_attempts(considered, attempts, resource, group)
                 if (status is not None and status.is_error()) or (not flavors and totals):
                     group_flavors = None
-                    group_status = status if status is not None else Status()
+                    if status is None:
+                        reasons, err, no_fit_reason = [], None, ""
+                    else:
+                        reasons, err, no_fit_reason = status.reasons, status.err, status.no_fit_reason
                     break
-                group_flavors.update(flavors)  # type: ignore[union-attr]
+                group_flavors.update(flavors)
                 if status is not None:
-                    group_status.reasons.extend(status.reasons)
-            final = [considered[k] for k in sorted(considered)]
+                    reasons.extend(status.reasons)
+            final = [considered[k] for k in sorted(considered)] if len(considered) > 1 else list(considered.values())
             failed = False
-            for index, _, psa in members:
-                psa.flavors = self._resolve_podset_flavors(index, psa, group_flavors)
-                psa.status = Status(list(group_status.reasons), group_status.err, group_status.no_fit_reason)
-                psa.attempts = final
+            for index, podset, requests, _ in members:
+                psa = PodSetAssignment(podset.name, self._resolve_podset_flavors(index, requests, group_flavors),
+                                       Status(list(reasons), err, no_fit_reason), requests, podset.count, None, final)
                 self._append(assignment, psa)
-                if psa.status.is_error() or (psa.requests and not psa.flavors):
+                if err is not None or (requests and not psa.flavors):
                     failed = True
             if failed:
                 assignment.resolve_no_fit_reason(cq)
@@ -184,17 +208,17 @@ class FlavorAssigner:
         if assignment.representative_mode() == NO_FIT:
             assignment.resolve_no_fit_reason(cq)
             return assignment
-        if self.tas is not None:
-            self.tas.after_quota(self, assignment)
+        if tas is not None:
+            tas.after_quota(self, assignment)
         assignment.resolve_no_fit_reason(cq)
         return assignment
 
-    def _resolve_podset_flavors(self, index: int, psa: PodSetAssignment,
+    def _resolve_podset_flavors(self, index: int, requests: Requests,
                                 group_flavors: dict[str, FlavorAssignment] | None) -> dict[str, FlavorAssignment]:
         if not group_flavors:
             return {}
-        if psa.requests:
-            return {r: f for r, f in group_flavors.items() if r in psa.requests}
+        if requests:
+            return {r: f for r, f in group_flavors.items() if r in requests}
         if self.tas is not None:
             return self.tas.group_flavors_for_empty_podset(self, index, group_flavors)
         return {}
@@ -203,146 +227,178 @@ class FlavorAssigner:
         flavor_idx: dict[str, int] = {}
         assignment.podsets.append(psa)
         assignment._mode = None
+        usage = assignment.usage
+        requests = psa.requests
         for resource, flavor in psa.flavors.items():
             if flavor.borrow > assignment.borrowing:
                 assignment.borrowing = flavor.borrow
             key = (flavor.name, resource)
-            assignment.usage[key] = assignment.usage.get(key, 0) + psa.requests.get(resource, 0)
+            usage[key] = usage.get(key, 0) + requests.get(resource, 0)
             flavor_idx[resource] = flavor.tried_flavor_idx
         assignment.last_state.last_tried.append(flavor_idx)
 
-    def _find_flavor(self, indexes: list[int], requests: Requests, resource: str,
-                     assignment_usage: FRQuantities) -> tuple[dict[str, FlavorAssignment], Status | None, list[FlavorAttempt]]:
-        """``findFlavorForPodSets``."""
-        cq = self.cq
-        group = cq.spec.group_of(resource)
+    def _find_flavor(self, indexes: list[int], requests: Requests, resource: str, assignment_usage: FRQuantities,
+                     group: ResourceGroup | None, spec_podsets: list[dict[str, Any]],
+                     ) -> tuple[dict[str, FlavorAssignment], Status | None, list[FlavorAttempt]]:
+        """``findFlavorForPodSets`` (``group`` is the resource's group, ``spec_podsets`` the workload's)."""
         if group is None:
             return {}, Status([fit.UNAVAILABLE.format(resource=resource)]), []
-        status = Status()
-        group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
-        spec_podsets = self.info.spec_podsets()
-        podsets = [spec_podsets[i] if i < len(spec_podsets) else {} for i in indexes]
+        cq = self.cq
+        fungibility = cq.spec.fungibility
+        preference = fungibility.preference
+        node = cq.node
+        info = self.info
+        reasons: list[str] = []
+        covered = group.covered_resources
+        # Sorted by resource name (the names are distinct, so the values never decide).
+        group_requests = sorted((r, v) for r, v in requests.items() if r in covered)
+        spec_count = len(spec_podsets)
+        podsets = [spec_podsets[i] if i < spec_count else {} for i in indexes]
         best: dict[str, FlavorAssignment] = {}
         best_mode = WORST
-        attempts = _Attempts()
+        attempts: list[FlavorAttempt] = []
         attempted = -1
         start = 0
-        last = self.info.last_assignment
+        last = info.last_assignment
         if self.fungibility_enabled and last is not None:
             start = last.next_flavor(indexes[0], resource)
-        nomination = self.info.nomination_mapping
-        for idx in range(start, len(group.flavors)):
+        nomination = info.nomination_mapping
+        flavor_names = group.flavors
+        for idx in range(start, len(flavor_names)):
             attempted = idx
-            flavor_name = group.flavors[idx]
+            flavor_name = flavor_names[idx]
             if nomination and not any(
-                    nomination.get(self.info.podsets[i].name, {}).get(resource) == flavor_name for i in indexes):
-                status.reasons.append(
+                    nomination.get(info.podsets[i].name, {}).get(resource) == flavor_name for i in indexes):
+                reasons.append(
                     f"skipping flavor {flavor_name} as it is not found in the nomination mapping for resource {resource}")
                 continue
-            flavor_status = self._check_flavor(flavor_name, indexes, podsets, group)
-            if not flavor_status.is_fit():
-                flavor_status.no_fit_reason = names.NO_MATCHING_FLAVOR
-                status.reasons.extend(flavor_status.reasons)
-                attempts.no_fit(flavor_name, flavor_status)
-                if flavor_status.err is not None:
-                    status.err = flavor_status.err
-                    return {}, status, attempts.items
+            mismatch = self._check_flavor(flavor_name, podsets, group)
+            if mismatch is not None:
+                reasons.append(mismatch)
+                attempts.append(FlavorAttempt(flavor_name, NO_FIT, reasons=[mismatch],
+                                              no_fit_reason=names.NO_MATCHING_FLAVOR))
                 continue
             assignments: dict[str, FlavorAssignment] = {}
             mode = BEST
             max_borrow = 0
             quota_reasons: list[str] = []
             no_fit_reason = ""
-            for r in sorted(group_requests):
-                value = group_requests[r]
+            for r, value in group_requests:
                 fr = (flavor_name, r)
-                p_mode, borrow, s = self._fits_quota(fr, assignment_usage.get(fr, 0), value, cq.node.quota(fr))
-                if s is not None:
-                    quota_reasons.extend(s.reasons)
-                    status.reasons.extend(s.reasons)
-                    no_fit_reason = most_severe(no_fit_reason, s.no_fit_reason)
-                max_borrow = max(max_borrow, borrow)
-                candidate = GranularMode(p_mode, borrow)
-                if is_preferred(mode, candidate, cq.spec.fungibility.preference):
+                p_mode, borrow, reason, reason_no_fit = self._fits_quota(fr, assignment_usage.get(fr, 0), value,
+                                                                         node.quota(fr))
+                if reason is not None:
+                    quota_reasons.append(reason)
+                    reasons.append(reason)
+                    no_fit_reason = most_severe(no_fit_reason, reason_no_fit)
+                if borrow > max_borrow:
+                    max_borrow = borrow
+                candidate = _granular(p_mode, borrow)
+                if is_preferred(mode, candidate, preference):
                     mode = candidate
                 if mode.preemption == P_NO_FIT:
                     # Upstream returns from the ForEach callback: the other resources are still checked
                     # (and their reasons recorded), only no assignment is kept.
                     continue
                 assignments[r] = FlavorAssignment(flavor_name, TO_MODE[p_mode], borrow=borrow)
-            attempts.representative(flavor_name, mode, max_borrow, quota_reasons, no_fit_reason)
+            preemption = mode.preemption
+            attempts.append(FlavorAttempt(flavor_name, TO_MODE[preemption], max_borrow, _POSSIBILITY_OF.get(preemption),
+                                          sorted(quota_reasons) if len(quota_reasons) > 1 else quota_reasons,
+                                          no_fit_reason))
             if self.fungibility_enabled:
-                if not should_try_next_flavor(mode, cq.spec.fungibility.when_can_borrow,
-                                              cq.spec.fungibility.when_can_preempt):
+                if not should_try_next_flavor(mode, fungibility.when_can_borrow, fungibility.when_can_preempt):
                     best, best_mode = assignments, mode
                     break
-                if is_preferred(mode, best_mode, cq.spec.fungibility.preference):
+                if is_preferred(mode, best_mode, preference):
                     best, best_mode = assignments, mode
-            elif mode.preemption > best_mode.preemption:
+            elif preemption > best_mode.preemption:
                 best, best_mode = assignments, mode
-                if best_mode.preemption == P_FIT:
-                    return best, None, attempts.items
+                if preemption == P_FIT:
+                    return best, None, attempts
         if self.fungibility_enabled:
+            tried = -1 if attempted == len(flavor_names) - 1 else attempted
             for flavor in best.values():
-                flavor.tried_flavor_idx = -1 if attempted == len(group.flavors) - 1 else attempted
+                flavor.tried_flavor_idx = tried
             if best_mode.preemption == P_FIT:
-                return best, None, attempts.items
-        return best, status, attempts.items
+                return best, None, attempts
+        return best, Status(reasons), attempts
 
-    def _check_flavor(self, flavor_name: str, indexes: list[int], podsets: list[dict[str, Any]],
-                      group: ResourceGroup) -> Status:
-        """``checkFlavorForPodSets``: taints, node affinity (on the flavor's own label keys) and TAS."""
-        status = Status()
+    def _check_flavor(self, flavor_name: str, podsets: list[dict[str, Any]], group: ResourceGroup) -> str | None:
+        """``checkFlavorForPodSets``: taints, node affinity (on the flavor's own label keys) and TAS; the
+        reason the flavor does not suit the podsets, None when it does (it never fails with an error)."""
         flavor = self.flavors.get(flavor_name)
         if flavor is None:
-            status.reasons.append(f"flavor {flavor_name} not found")
-            return status
-        for _index, podset in zip(indexes, podsets, strict=False):
-            if self.tas is not None:
-                message = self.tas.check_podset_and_flavor(self, podset, flavor, group)
-                if message is not None:
-                    status.reasons.append(message)
-                    return status
-            spec = (podset.get("template") or {}).get("spec") or {}
-            mismatch = _flavor_mismatch(spec, flavor, flavor_name)
-            if mismatch is not None:
-                status.reasons.append(mismatch)
-                return status
-        return status
+            return f"flavor {flavor_name} not found"
+        tas = self.tas
+        cq = self.cq
+        spec, tas_flavors = cq.spec, cq.tas_flavors
+        manager = tas.manager if tas is not None else None
+        for podset in podsets:
+            key = (id(podset), id(flavor), id(group))
+            hit = _CHECK_MEMO.get(key)
+            if (hit is not None and hit[0] is podset and hit[1] is flavor and hit[2] is group and hit[3] is spec
+                    and hit[4] is tas_flavors and hit[5] is manager and hit[6] == flavor_name):
+                message = hit[7]
+            else:
+                message = self._check_podset(podset, flavor, flavor_name, group)
+                if len(_CHECK_MEMO) >= MAX_CHECK_MEMO:
+                    _CHECK_MEMO.clear()
+                _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, flavor_name, message)
+            if message is not None:
+                return message
+        return None
 
-    def _fits_quota(self, fr: FlavorResource, assumed: int, request: int, quota: Quota) -> tuple[int, int, Status | None]:
-        """``fitsResourceQuota``."""
+    def _check_podset(self, podset: dict[str, Any], flavor: FlavorSpec, flavor_name: str,
+                      group: ResourceGroup) -> str | None:
+        """One podset's half of ``checkFlavorForPodSets``: the TAS check, then taints and node affinity."""
+        if self.tas is not None:
+            message: str | None = self.tas.check_podset_and_flavor(self, podset, flavor, group)
+            if message is not None:
+                return message
+        spec = (podset.get("template") or {}).get("spec") or {}
+        return _flavor_mismatch(spec, flavor, flavor_name)
+
+    def _fits_quota(self, fr: FlavorResource, assumed: int, request: int,
+                    quota: Quota) -> tuple[int, int, str | None, str]:
+        """``fitsResourceQuota``: the granular mode, the borrowing height, and when it does not simply fit,
+        the reason and the NoFit reason of its status."""
         node = self.cq.node
-        status = Status(no_fit_reason=names.WAITING_FOR_QUOTA)
-        available = cq_available(node, fr)
-        max_capacity = potential_available(node, fr)
         value = assumed + request
-        flavor, resource = fr
+        max_capacity = potential_available(node, fr)
         if value > max_capacity:
-            status.reasons.append(fit.EXCEEDS.format(
+            flavor, resource = fr
+            return P_NO_FIT, 0, fit.EXCEEDS.format(
                 resource=resource, flavor=flavor, assumed=quantity_string(resource, assumed),
-                request=quantity_string(resource, request), capacity=quantity_string(resource, max_capacity)))
-            status.no_fit_reason = names.EXCEEDS_MAX_QUOTA
-            return P_NO_FIT, 0, status
+                request=quantity_string(resource, request),
+                capacity=quantity_string(resource, max_capacity)), names.EXCEEDS_MAX_QUOTA
+        available = cq_available(node, fr)
         borrow, may_reclaim = lowest_subtree_that_fits(node, fr, value)
         if value <= available:
-            return P_FIT, borrow, None
-        status.reasons.append(
-            f"insufficient unused quota for {resource} in flavor {flavor}, "
-            f"{quantity_string(resource, value - available)} more needed")
+            return P_FIT, borrow, None, ""
+        flavor, resource = fr
+        reason = (f"insufficient unused quota for {resource} in flavor {flavor}, "
+                  f"{quantity_string(resource, value - available)} more needed")
         if quota.nominal >= value or may_reclaim or self._can_preempt_while_borrowing():
             possibility, borrow_after = self.oracle(self.info, fr, value)
             mode = FROM_POSSIBILITY[possibility]
-            if mode != P_NO_FIT:
-                status.no_fit_reason = ""
-            return mode, borrow_after, status
-        return P_NO_FIT, borrow, status
+            return mode, borrow_after, reason, "" if mode != P_NO_FIT else names.WAITING_FOR_QUOTA
+        return P_NO_FIT, borrow, reason, names.WAITING_FOR_QUOTA
 
     def _can_preempt_while_borrowing(self) -> bool:
         preemption = self.cq.spec.preemption
         return preemption.borrow_within_cohort != names.NEVER or (
             self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
 
+
+#: :meth:`FlavorAssigner._check_podset` answers per (podset, flavor, resource group) object, while the
+#: ClusterQueue's spec and TAS flavor caches and the TAS manager are the same objects (all kept alive with
+#: the answer, so their ids are not reused meanwhile). That is everything the check reads: the podset (its
+#: template and topologyRequest; podsets are replaced, never edited in place, as ``TASManager.explicit``
+#: and ``Placement.has_level`` assume too), the flavor, the group's resources, and through the TAS side
+#: the ClusterQueue's flavors (``is_tas_only``) and TAS flavor caches (whose levels are fixed per object).
+#: A podset is checked against the same flavor at every attempt of its workload.
+_CHECK_MEMO: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+MAX_CHECK_MEMO = 16384
 
 #: ``_flavor_mismatch`` answers per (tolerations, nodeSelector, affinity) of a pod spec and flavor object
 #: (kept alive here): workloads of one class carry the same ones and are checked at every attempt.

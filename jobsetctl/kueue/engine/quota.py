@@ -89,7 +89,10 @@ class ResourceNode:
         return max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit)
 
     def local_available(self, fr: FlavorResource) -> int:
-        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+        quota = self.quotas.get(fr)  # local_quota written out
+        if quota is None or quota.lending_limit is None:
+            return max(0, -self.usage.get(fr, 0))
+        return max(0, max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit) - self.usage.get(fr, 0))
 
     def borrowing_with(self, fr: FlavorResource, value: int) -> bool:
         """ClusterQueue: usage + value above nominal; Cohort: above its subtree quota."""
@@ -105,16 +108,22 @@ def available(node: ResourceNode, fr: FlavorResource) -> int:
     """``available``: what remains for ``node``, using local capacity and the parent's (within the
     borrowing limit). Negative after over-admission."""
     usage = node.usage.get(fr, 0)
-    if node.parent is None:
+    parent = node.parent
+    if parent is None:
         return node.subtree_quota.get(fr, 0) - usage
-    parent_available = available(node.parent, fr)
+    parent_available = available(parent, fr)
+    # local_quota and local_available written out (asked per flavor-resource per assignment attempt).
     quota = node.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
-        lq = node.local_quota(fr)
+    if quota is None:
+        return max(0, -usage) + parent_available
+    lending_limit = quota.lending_limit
+    lq = 0 if lending_limit is None else max(0, node.subtree_quota.get(fr, 0) - lending_limit)
+    borrowing_limit = quota.borrowing_limit
+    if borrowing_limit is not None:
         stored_in_parent = node.subtree_quota.get(fr, 0) - lq
         used_in_parent = max(0, usage - lq)
-        parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
-    return node.local_available(fr) + parent_available
+        parent_available = min(stored_in_parent - used_in_parent + borrowing_limit, parent_available)
+    return max(0, lq - usage) + parent_available
 
 
 def cq_available(node: ResourceNode, fr: FlavorResource) -> int:
@@ -124,11 +133,16 @@ def cq_available(node: ResourceNode, fr: FlavorResource) -> int:
 
 def potential_available(node: ResourceNode, fr: FlavorResource) -> int:
     """``potentialAvailable``: the most this node could use with no usage anywhere."""
-    if node.parent is None:
+    parent = node.parent
+    if parent is None:
         return node.subtree_quota.get(fr, 0)
-    value = node.local_quota(fr) + potential_available(node.parent, fr)
     quota = node.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
+    if quota is None:
+        return potential_available(parent, fr)
+    lending_limit = quota.lending_limit
+    lq = 0 if lending_limit is None else max(0, node.subtree_quota.get(fr, 0) - lending_limit)
+    value = lq + potential_available(parent, fr)
+    if quota.borrowing_limit is not None:
         value = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, value)
     return value
 
@@ -136,8 +150,15 @@ def potential_available(node: ResourceNode, fr: FlavorResource) -> int:
 def add_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
     """``addUsage``: add to the node; the part beyond the local quota also counts in the parent."""
     while True:
-        local_available = node.local_available(fr)
-        node.usage[fr] = node.usage.get(fr, 0) + value
+        usage = node.usage
+        current = usage.get(fr, 0)
+        # node.local_available(fr), written out (every admission, release and preemption simulation).
+        quota = node.quotas.get(fr)
+        if quota is None or quota.lending_limit is None:
+            local_available = max(0, -current)
+        else:
+            local_available = max(0, max(0, node.subtree_quota.get(fr, 0) - quota.lending_limit) - current)
+        usage[fr] = current + value
         parent = node.parent
         if parent is None or value <= local_available:
             return
@@ -148,8 +169,14 @@ def add_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
 def remove_usage(node: ResourceNode, fr: FlavorResource, value: int) -> None:
     """``removeUsage``: remove from the node and the part it was storing in its parent."""
     while True:
-        stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
-        node.usage[fr] = node.usage.get(fr, 0) - value
+        usage = node.usage
+        current = usage.get(fr, 0)
+        quota = node.quotas.get(fr)
+        if quota is None or quota.lending_limit is None:
+            stored_in_parent = current
+        else:
+            stored_in_parent = current - max(0, node.subtree_quota.get(fr, 0) - quota.lending_limit)
+        usage[fr] = current - value
         parent = node.parent
         if stored_in_parent <= 0 or parent is None:
             return
@@ -188,10 +215,17 @@ def quantities_fit_in_quota(node: ResourceNode, requests: Mapping[FlavorResource
     find higher up (the part beyond the node's local capacity)."""
     fits = True
     remaining: FRQuantities = {}
+    subtree_quota, usage, quotas = node.subtree_quota, node.usage, node.quotas
     for fr, value in requests.items():
-        if node.subtree_quota.get(fr, 0) < node.usage.get(fr, 0) + value:
+        used = usage.get(fr, 0)
+        if subtree_quota.get(fr, 0) < used + value:
             fits = False
-        remaining[fr] = max(0, value - node.local_available(fr))
+        quota = quotas.get(fr)  # node.local_available(fr) written out (asked per candidate in preemption)
+        if quota is None or quota.lending_limit is None:
+            local_available = max(0, -used)
+        else:
+            local_available = max(0, max(0, subtree_quota.get(fr, 0) - quota.lending_limit) - used)
+        remaining[fr] = max(0, value - local_available)
     return fits, remaining
 
 
@@ -215,8 +249,12 @@ def node_height(node: ResourceNode) -> int:
 def lowest_subtree_that_fits(cq: ResourceNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """``FindHeightOfLowestSubtreeThatFits``: the height of the lowest subtree fitting ``value`` more of
     ``fr``, and whether that subtree is smaller than the whole tree."""
-    if not cq.borrowing_with(fr, value) or cq.parent is None:
-        return 0, cq.parent is not None
+    parent = cq.parent
+    if parent is None:
+        return 0, False
+    if (cq.quotas.get(fr, NO_QUOTA).nominal >= cq.usage.get(fr, 0) + value if cq.is_cq
+            else not cq.borrowing_with(fr, value)):
+        return 0, True
     remaining = value - cq.local_available(fr)
     for node in cq.ancestors():
         if not node.borrowing_with(fr, remaining):

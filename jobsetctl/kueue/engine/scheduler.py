@@ -168,33 +168,32 @@ class Scheduler:
         engine = self.engine
         entries: list[Entry] = []
         inadmissible: list[Entry] = []
+        cache = engine.cache
         for head in heads:
-            entry = Entry(head, engine.cache.cluster_queues.get(head.cluster_queue))
             info = head.info
+            if cache.is_added(info.key):
+                continue
+            cq = cache.cluster_queues.get(head.cluster_queue)
             checks = admission_checks(info.obj)
-            if engine.cache.is_added(info.key):
-                continue
-            if any(c.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED) for c in checks):
-                entry.inadmissible_msg = "The workload has failed admission checks"
-                entry.quota_reserved_reason = names.PENDING_EVALUATION
-            elif entry.cq is None:
-                entry.inadmissible_msg = f"ClusterQueue {head.cluster_queue} not found"
-                entry.quota_reserved_reason = names.MISCONFIGURED
-            elif not entry.cq.active or engine.cache.cluster_queue_in_cycle(entry.cq):
-                entry.inadmissible_msg = f"ClusterQueue {head.cluster_queue} is inactive"
-                entry.quota_reserved_reason = names.SUSPENDED
-            elif (error := engine.admissibility_error(info, entry.cq)) is not None:
-                entry.inadmissible_msg = error
-                entry.quota_reserved_reason = names.MISCONFIGURED
+            requeue_reason = REASON_GENERIC
+            if checks and any(c.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED) for c in checks):
+                message, reason = "The workload has failed admission checks", names.PENDING_EVALUATION
+            elif cq is None:
+                message, reason = f"ClusterQueue {head.cluster_queue} not found", names.MISCONFIGURED
+            elif not cq.active or cache.cluster_queue_in_cycle(cq):
+                message, reason = f"ClusterQueue {head.cluster_queue} is inactive", names.SUSPENDED
+            elif (error := engine.admissibility_error(info, cq)) is not None:
+                message, reason = error, names.MISCONFIGURED
                 if error == NAMESPACE_MISMATCH:
-                    entry.requeue_reason = REASON_NAMESPACE_MISMATCH
+                    requeue_reason = REASON_NAMESPACE_MISMATCH
             else:
-                entry.assignment, entry.targets = self.get_assignments(info, entry.cq)
-                entry.inadmissible_msg = entry.assignment.message()
-                info.last_assignment = entry.assignment.last_state
-                entries.append(entry)
+                # The Entry is made with its assignment (not an empty one replaced at once).
+                assignment, targets = self.get_assignments(info, cq)
+                entries.append(Entry(head, cq, assignment, inadmissible_msg=assignment.message(), targets=targets))
+                info.last_assignment = assignment.last_state
                 continue
-            inadmissible.append(entry)
+            inadmissible.append(Entry(head, cq, inadmissible_msg=message, requeue_reason=requeue_reason,
+                                      quota_reserved_reason=reason))
         return entries, inadmissible
 
     def get_assignments(self, info: WorkloadInfo, cq: ClusterQueueState) -> tuple[Assignment, list[Target]]:
@@ -393,11 +392,13 @@ class Scheduler:
         victims = dict(preempted)
         for target in targets:
             victims[target.info.key] = target.info
+        preemptor = engine.preemptor
         for victim in victims.values():
-            engine.preemptor.remove(victim)
+            preemptor.remove(victim)
         try:
+            node = cq.node
             for fr, value in usage.items():
-                if cq_available(cq.node, fr) < value:
+                if cq_available(node, fr) < value:
                     return FITS_NO_QUOTA
             tas = engine.tas_assigner(cq)
             if tas is not None and not tas.fits(entry.info, entry.assignment, cq):
@@ -405,7 +406,7 @@ class Scheduler:
             return FITS_OK
         finally:
             for victim in victims.values():
-                engine.preemptor.add(victim)
+                preemptor.add(victim)
 
     def _quota_fits(self, cq: ClusterQueueState, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
                     targets: list[Target]) -> int:
