@@ -214,10 +214,18 @@ class APIServer:
             default_namespace=self.default_namespace, kueue=self.kueue,
         )
 
-    def create(self, obj: Object, *, skip_admission: bool = False) -> WriteResult:
-        """Create an object, as ``kubectl create`` would: admission, then store. Takes ownership of ``obj``."""
+    def create(self, obj: Object, *, skip_admission: bool = False, shared: bool = False) -> WriteResult:
+        """Create an object, as ``kubectl create`` would: admission, then store. Takes ownership of ``obj``;
+        with ``shared``, only of ``obj`` itself and its ``metadata`` mapping (which the create fills in): the
+        values below them stay the caller's and are copied before anything keeps or changes them. (A
+        submission then costs one copy, not two: admission works on a copy of its own anyway.)"""
         md = meta(obj)
         group, kind = split_api_version(str(obj.get("apiVersion", "")))[0], str(obj.get("kind", ""))
+        if shared and (skip_admission or (group == "" and kind == "Pod")):
+            # Stored as given (pod admission also sees the object itself): the caller's values are copied now.
+            obj = copy_tree(obj)
+            md = meta(obj)
+            shared = False
         if not is_cluster_scoped(group, kind) and not md.get("namespace"):
             md["namespace"] = self.default_namespace
         if not md.get("name") and md.get("generateName"):
@@ -235,7 +243,8 @@ class APIServer:
                 for callback in self.on_rejected:
                     callback(obj, result)
                 return result
-            stored = admitted
+            # The chain returns its own copy, except for a kind it has no rules for (stored as given).
+            stored = copy_tree(admitted) if shared and admitted is obj else admitted
         key = key_of(stored)
         if key in self._objects:
             return WriteResult(None, findings, already_exists(group, kind, key[3]), (group, kind, key[3]))

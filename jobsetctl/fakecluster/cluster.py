@@ -109,9 +109,10 @@ class FakeCluster:
             self.invariants = InvariantChecker(self.api, self.recorder)
 
     # ---- user actions ------------------------------------------------------------------------------
-    def submit(self, obj: Object) -> WriteResult:
-        """A user's ``kubectl create``: through admission; a rejection is recorded as ``Rejected``."""
-        return self.api.create(obj)
+    def submit(self, obj: Object, *, shared: bool = False) -> WriteResult:
+        """A user's ``kubectl create``: through admission; a rejection is recorded as ``Rejected``.
+        ``shared``: see :meth:`APIServer.create`."""
+        return self.api.create(obj, shared=shared)
 
     def run(self, until: float | None = None) -> None:
         self.manager.run(until)

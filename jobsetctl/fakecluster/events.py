@@ -149,6 +149,10 @@ def _number(value: float) -> float | int:
     return int(rounded) if rounded == int(rounded) else rounded
 
 
+#: The keyword arguments of :meth:`Recorder.record` after the event's name.
+_DETAILS = frozenset({"node", "reason", "message", "group", "transient"})
+
+
 @dataclass(slots=True)
 class Recorder:
     clock: VirtualClock
@@ -189,6 +193,12 @@ class Recorder:
         if not details:  # most calls (every Created, every Deleted): the event made here, as ``record`` makes it
             self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
                                         str(md.get("name", "")), event))
+            return
+        if details.keys() <= _DETAILS:  # (the Kueue engine's events: reason and message) likewise
+            get = details.get
+            self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
+                                        str(md.get("name", "")), event, get("node"), get("reason"),
+                                        get("message"), get("group"), get("transient", False)))
             return
         self.record(str(kind), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
 

@@ -7,7 +7,10 @@ and only one of its stages reads ``metadata.name`` or ``metadata.namespace``: ``
 ``uid`` and ``creationTimestamp`` (set by the API server before admission) pass through untouched. So a
 create whose object equals, everywhere else, one admitted before without a single finding is admitted
 the same way: the stored object is the earlier result with these four values put back, and only the
-ObjectMeta checks of the name and namespace run again (:func:`validate_name_and_namespace`).
+ObjectMeta checks of the name and namespace run again (:func:`validate_name_and_namespace`). ``spec.queueName``
+(a run's Workloads of one class differ in it from queue to queue) is masked too: only the schema reads it
+on a create, so a hit whose queueName passes the schema's checks for it (:func:`_queue_name_passes`) takes
+it as given, and any other goes to the full chain.
 
 Exactness, what the shortcut checks before it answers (else the full chain runs):
 
@@ -29,6 +32,7 @@ Workloads (names valid and not, repeated shapes, findings of every stage).
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +46,12 @@ from jobsetctl.kueue import api
 
 #: The metadata values that differ from one Workload of a shape to the next.
 PER_OBJECT = frozenset({"name", "namespace", "uid", "creationTimestamp"})
+#: ``spec.queueName``, masked as well: a run's Workloads of one class differ in it from queue to queue. Of
+#: the stages only the schema reads it on a create (its CEL rules on it are transition rules), with these
+#: checks (``ObjectName``).
+QUEUE_NAME = "queueName"
+QUEUE_NAME_MAX_LENGTH = 253
+QUEUE_NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 #: Shapes remembered per API server; the memo starts afresh when full (a run has a few thousand).
 MAX_SHAPES = 8192
 
@@ -67,8 +77,9 @@ _MEMOS: weakref.WeakKeyDictionary[Any, _Memo] = weakref.WeakKeyDictionary()
 
 
 def _object_shape(obj: Object) -> Any | None:
-    """The shape of ``obj`` with the per-object metadata values masked, or None when the shortcut does not
-    apply (not a plain tree, a per-object value that is not a non-empty string)."""
+    """The shape of ``obj`` with the per-object metadata values and ``spec.queueName`` masked, or None when
+    the shortcut does not apply (not a plain tree, a per-object value or a queueName that is not a non-empty
+    string)."""
     if type(obj) is not dict:
         return None
     md = obj.get("metadata")
@@ -82,7 +93,18 @@ def _object_shape(obj: Object) -> Any | None:
             value = ""  # every value at these keys is masked alike, so the mark cannot meet a real value
         masked[field] = value
     # ``{**obj, ...}`` keeps ``metadata`` at its place in the key order, which the shape includes.
+    spec = obj.get("spec")
+    if type(spec) is dict and QUEUE_NAME in spec:
+        if type(spec[QUEUE_NAME]) is not str or not spec[QUEUE_NAME]:
+            return None
+        return content_key({**obj, "metadata": masked, "spec": {**spec, QUEUE_NAME: ""}})
     return content_key({**obj, "metadata": masked})
+
+
+def _queue_name_passes(name: str) -> bool:
+    """Whether the schema's ``queueName`` checks (``ObjectName``: at most 253 characters, a DNS subdomain)
+    pass ``name``; ``tests/kueue/test_workload_admission_memo.py`` checks both versions' schemas say so."""
+    return len(name) <= QUEUE_NAME_MAX_LENGTH and QUEUE_NAME_PATTERN.fullmatch(name) is not None
 
 
 def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandler,
@@ -105,11 +127,17 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
         return full()
     admitted = memo.results.get(shape)
     if admitted is not None:
+        spec = obj.get("spec")
+        queue = spec.get(QUEUE_NAME) if type(spec) is dict else None
+        if queue is not None and not _queue_name_passes(queue):
+            return full()  # which reports it
         new = copy_tree(admitted)
         md, new_md = obj["metadata"], new["metadata"]
         for field in PER_OBJECT:
             if field in md:
                 new_md[field] = md[field]
+        if queue is not None:
+            new["spec"][QUEUE_NAME] = queue
         # The labels and annotations are the remembered object's, which passed: only these can fail.
         if not validate_name_and_namespace(new, handler.namespaced):
             return AdmissionResult(new, [], handler)
@@ -122,6 +150,10 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
     if not isinstance(stored_md, dict) or any(stored_md.get(f) is not md[f] for f in PER_OBJECT if f in md) or \
             any(f in stored_md and f not in md for f in PER_OBJECT):
         return result
+    spec, stored_spec = obj.get("spec"), stored.get("spec")
+    if type(spec) is dict and QUEUE_NAME in spec and (
+            type(stored_spec) is not dict or stored_spec.get(QUEUE_NAME) is not spec[QUEUE_NAME]):
+        return result  # (the chain stores the queueName as given, or the shortcut does not apply)
     if len(memo.results) >= MAX_SHAPES:
         memo.results.clear()
     memo.results[shape] = copy_tree(stored)

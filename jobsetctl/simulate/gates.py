@@ -24,6 +24,8 @@ from jobsetctl.kube.versions import KubeVersion
 
 GROUP_KINDS = ("Workload", "PodGroup")
 #: The order in which needed gates are listed (dependencies first).
+#: Exact types that are neither mapping nor sequence (skipped without an isinstance test).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 GATE_ORDER = (
     "GenericWorkload",
     "GangScheduling",
@@ -34,18 +36,32 @@ GATE_ORDER = (
 )
 
 
+#: The keys :func:`needed_gates` looks at; any other entry is only walked through.
+_KEYS = frozenset({"schedulingGroup", "workloadRef", "schedulingConstraints", "compositePodGroupTemplates",
+                   "scheduling", "disruptionMode", "priority", "priorityClassName"})
+
+
 def _walk(value: Any) -> Iterator[tuple[str, Any, dict[str, Any]]]:
-    """Every (key, value, parent mapping) in a nested value, iteratively."""
+    """Every (key, value, parent mapping) in a nested value whose key is one of :data:`_KEYS`, iteratively.
+    (Simulate asks this of every submitted object: one loop, containers recognised by their exact type
+    first, as loaded values are plain ``dict`` and ``list``.)"""
     stack = [value]
+    pop, push, keys = stack.pop, stack.append, _KEYS
     while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
+        current = pop()
+        cls = current.__class__
+        if cls is dict or (cls is not list and isinstance(current, dict)):
             for key, item in current.items():
-                yield key, item, current
-                if isinstance(item, dict | list):
-                    stack.append(item)
-        elif isinstance(current, list):
-            stack.extend(item for item in current if isinstance(item, dict | list))
+                if key in keys:
+                    yield key, item, current
+                item_cls = item.__class__
+                if item_cls is dict or item_cls is list or (item_cls not in _SCALARS and isinstance(item, dict | list)):
+                    push(item)
+        elif cls is list or isinstance(current, list):
+            for item in current:
+                item_cls = item.__class__
+                if item_cls is dict or item_cls is list or (item_cls not in _SCALARS and isinstance(item, dict | list)):
+                    push(item)
 
 
 def _is_scheduling_group(obj: dict[str, Any]) -> bool:

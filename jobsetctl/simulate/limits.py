@@ -114,7 +114,12 @@ class Estimate:
 def estimate_one(obj: dict[str, Any], pods: bool) -> Estimate | None:
     """Jobs and pods a JobSet, a Job or a TrainJob would create (pods only when ``pods``), or None for
     other kinds."""
-    group, kind = object_key(obj)[:2]
+    return _estimate(obj, object_key(obj)[:2], pods)
+
+
+def _estimate(obj: dict[str, Any], group_kind: tuple[str, str], pods: bool) -> Estimate | None:
+    """:func:`estimate_one` for an object of ``group_kind`` (its :func:`object_key`'s first two)."""
+    group, kind = group_kind
     raw_spec = obj.get("spec")
     spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     if (group, kind) == JOB:
@@ -153,12 +158,15 @@ def estimate_one(obj: dict[str, Any], pods: bool) -> Estimate | None:
 def objects_of(obj: dict[str, Any], pods: bool) -> int:
     """The objects the store holds for one input: itself (a Node is not counted) and what the controllers
     make of it (:func:`estimate_one`, and a JobSet's headless Service)."""
-    own = 0 if object_key(obj)[:2] == ("", "Node") else 1
-    found = estimate_one(obj, pods)
+    group_kind = object_key(obj)[:2]
+    own = 0 if group_kind == ("", "Node") else 1
+    if group_kind != JOB and group_kind != TRAINJOB and group_kind != JOBSET:
+        return own  # (what _estimate answers None for, without a call: most inputs of a large run)
+    found = _estimate(obj, group_kind, pods)
     if found is None:
         return own
     extra = 0
-    if object_key(obj)[:2] == JOBSET:
+    if group_kind == JOBSET:
         from jobsetctl.jobset.render import headless_service
 
         extra = 1 if headless_service(obj) is not None else 0

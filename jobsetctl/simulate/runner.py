@@ -410,11 +410,19 @@ def _create_nodes(cluster: FakeCluster, ledger: Ledger, inputs: Inputs) -> None:
 
 def _submit(cluster: FakeCluster, ledger: Ledger, records: list[ObjectRecord], rejections: list[Diagnostic]) -> None:
     for record in records:
-        obj = copy_tree(record.obj)
+        source = record.obj
+        md = source.get("metadata")
+        shared = type(source) is dict and type(md) is dict and not is_node(source)
+        if shared and isinstance(md, dict):
+            # The create copies what it keeps (admission works on a copy): only the object and the metadata
+            # it fills in need to be ours here; the input stays as loaded for the next run of the plan.
+            obj = {**source, "metadata": dict(md)}
+        else:
+            obj = copy_tree(source)
         if is_node(obj):
             obj = normalize_node(obj)
             ledger.pools.setdefault(str(obj["metadata"]["name"]), INPUT_NODES_POOL)
-        result = cluster.submit(obj)
+        result = cluster.submit(obj, shared=shared)
         if result.ok:
             continue
         if result.error:

@@ -3,7 +3,9 @@
 With ``EngineSettings.preemption_shortcuts`` off (tests only), every target search runs in full, as
 upstream's ``GetTargets`` does: no answer of the nomination phase is reused, a ClusterQueue's own
 workloads are all classified, and the candidates of other ClusterQueues are collected even where the
-only attempt (borrowWithinCohort Never, preemptor at or over nominal) skips them. On generated Cohorts
+only attempt (borrowWithinCohort Never, preemptor at or over nominal) skips them, and the victims an
+overlapping entry's search sets aside (``simulate_removal``) leave one by one, not a ClusterQueue's sum at
+once. On generated Cohorts
 of ClusterQueues with admitted workloads and pending ones, a few scheduling cycles must leave the same
 admissions, evictions, conditions and preemption records either way.
 """
@@ -23,7 +25,8 @@ POLICIES_RECLAIM = ["Never", "Any", "LowerPriority", "LowerOrNewerEqualPriority"
 
 
 @st.composite
-def setups(draw: st.DrawFn) -> dict[str, Any]:
+def setups(draw: st.DrawFn, admitted_counts: tuple[int, int] = (0, 8),
+           pending_counts: tuple[int, int] = (1, 4)) -> dict[str, Any]:
     queues = draw(st.integers(1, 4))
     cqs = []
     for i in range(queues):
@@ -48,10 +51,10 @@ def setups(draw: st.DrawFn) -> dict[str, Any]:
         cqs.append({"apiVersion": K, "kind": "ClusterQueue", "metadata": {"name": f"cq{i}"}, "spec": spec})
     admitted = [{"cq": draw(st.integers(0, queues - 1)), "cpu": draw(st.integers(1, 4)),
                  "priority": draw(st.integers(0, 2)) * 100, "at": draw(st.integers(0, 50))}
-                for _ in range(draw(st.integers(0, 8)))]
+                for _ in range(draw(st.integers(*admitted_counts)))]
     pending = [{"cq": draw(st.integers(0, queues - 1)), "cpu": draw(st.integers(1, 6)),
                 "priority": draw(st.integers(0, 2)) * 100, "at": draw(st.integers(0, 50))}
-               for _ in range(draw(st.integers(1, 4)))]
+               for _ in range(draw(st.integers(*pending_counts)))]
     return {"cqs": cqs, "admitted": admitted, "pending": pending}
 
 
@@ -93,11 +96,22 @@ def _run(setup: dict[str, Any], shortcuts: bool) -> dict[str, Any]:
         "assignments": h.assignments(),
         "workloads": {obj["metadata"]["name"]: norm_status(h, obj) for obj in h.workloads()},
         "preemptions": [(p.victim, p.preemptor, p.reason) for p in h.engine.history.preemptions],
-        "usage": {name: dict(state.node.usage) for name, state in h.engine.cache.cluster_queues.items()},
+        # Every node of the quota tree (Cohorts too), with the order of its entries.
+        "usage": {f"{name}/{node.name}": list(node.usage.items())
+                  for name, state in h.engine.cache.cluster_queues.items()
+                  for node in (state.node, *state.node.ancestors())},
     }
 
 
 @settings(max_examples=150, deadline=None)
 @given(setups())
 def test_the_preemption_shortcuts_change_no_outcome(setup: dict[str, Any]) -> None:
+    assert _run(setup, True) == _run(setup, False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups(admitted_counts=(6, 14), pending_counts=(3, 8)))
+def test_the_shortcuts_change_no_outcome_in_busy_cycles(setup: dict[str, Any]) -> None:
+    """More admitted and pending workloads: entries of one cycle whose targets overlap, so that the later
+    ones search again with the earlier ones' victims set aside (``simulate_removal``)."""
     assert _run(setup, True) == _run(setup, False)

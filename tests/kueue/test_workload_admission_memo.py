@@ -26,12 +26,14 @@ from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
 from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
 from jobsetctl.kueue.kind import WORKLOAD
-from jobsetctl.kueue.workload_admission import _MEMOS
+from jobsetctl.kueue.workload_admission import _MEMOS, QUEUE_NAME_MAX_LENGTH, QUEUE_NAME_PATTERN
 
 K = "kueue.x-k8s.io/v1beta2"
 
 names = st.sampled_from(["wl", "wl-1", "a.b", "Bad_Name", "x" * 254, "-lead", "ok-" + "y" * 60])
 namespaces = st.sampled_from(["ns", "team-a", "Bad_NS", "z" * 64])
+#: Per create (masked in the shape as the names are): valid, invalid for the schema, absent, not a string.
+queue_names = st.sampled_from(["q", "other", "a.b", "Bad_Q", "q" * 254, "-lead", "", "q\n", None, 7])
 quantities = st.sampled_from(["1", "500m", "-1", "2Gi", 1, 0.5, -0.0, "bogus"])
 resource_names = st.sampled_from(["cpu", "memory", "pods", "example.com/gpu"])
 label_values = st.sampled_from(["small", "x" * 64, "bad value", ""])
@@ -79,7 +81,7 @@ def _canonical(value: Any) -> str:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(workloads(), st.lists(st.tuples(names, namespaces), min_size=1, max_size=4)),
+@given(st.lists(st.tuples(workloads(), st.lists(st.tuples(names, namespaces, queue_names), min_size=1, max_size=4)),
                 min_size=1, max_size=3),
        st.sampled_from([SHIPPED, None]))
 def test_the_create_shortcut_admits_what_the_full_chain_admits(cases: list[Any], kueue: Any) -> None:
@@ -87,11 +89,15 @@ def test_the_create_shortcut_admits_what_the_full_chain_admits(cases: list[Any],
     serial = 0
     clean = False
     for template, identities in cases:
-        for name, namespace in identities:
+        for name, namespace, queue in identities:
             serial += 1
             obj = copy.deepcopy(template)
             obj["metadata"].update(name=name, namespace=namespace, uid=f"uid-{serial}",
                                    creationTimestamp=f"2026-01-01T00:00:{serial % 60:02d}Z")
+            if queue is None:
+                obj["spec"].pop("queueName", None)
+            else:
+                obj["spec"]["queueName"] = queue
             ctx = api.context(Operation.CREATE)
             # The reference: the full chain (no cluster view, so no memo; Workloads have no in-cluster checks).
             assert list(WORKLOAD.validate_in_cluster(obj, ctx)) == []
@@ -108,6 +114,36 @@ def test_the_create_shortcut_admits_what_the_full_chain_admits(cases: list[Any],
                 got.obj["metadata"]["labels"] = {"changed": "yes"}
     # A create admitted without findings left its shape in the memo, which served the later ones.
     assert bool(clean) == bool(api in _MEMOS and _MEMOS[api].results)
+
+
+@pytest.mark.parametrize("api_version", ["kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"])
+def test_the_queue_name_checks_are_the_schemas(api_version: str) -> None:
+    """The premise of masking ``spec.queueName``: the schema checks it with exactly the constraints
+    :func:`_queue_name_passes` applies (and nothing else looks at it on a create)."""
+    node = WORKLOAD.schema(api_version, DEFAULT_KUBE_VERSION).root.properties["spec"].properties["queueName"]
+    assert node.types == frozenset({"string"}) and node.enum is None and node.format is None
+    assert node.max_length == QUEUE_NAME_MAX_LENGTH and node.min_length is None
+    assert node.pattern == QUEUE_NAME_PATTERN.pattern and not node.validations
+
+
+def test_a_remembered_shape_serves_other_queue_names() -> None:
+    api = APIServer(VirtualClock(), DEFAULT_KUBE_VERSION, parse_feature_gates({}, DEFAULT_KUBE_VERSION), kueue=SHIPPED)
+    template = {"apiVersion": K, "kind": "Workload", "metadata": {"name": "a", "namespace": "ns"},
+                "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+    for i, queue in enumerate(["q", "other", "team-a.q", "Bad_Q", "q" * 254, "q\n", "x"]):
+        obj = copy.deepcopy(template)
+        obj["metadata"].update(name=f"wl-{i}", uid=f"uid-{i}", creationTimestamp="2026-01-01T00:00:00Z")
+        obj["spec"]["queueName"] = queue
+        ctx = api.context(Operation.CREATE)
+        expected = admit(copy.deepcopy(obj), replace(ctx, cluster=None))
+        got = admit(obj, ctx)
+        assert got.findings == expected.findings
+        assert _canonical(got.obj) == _canonical(expected.obj) and got.obj == expected.obj
+        # ("q\n" passes our schema check, whose pattern search lets ``$`` match before a final newline; the
+        # shortcut's own check is stricter and hands it to the full chain, which answers as above.)
+        assert bool(got.findings) == (queue in ("Bad_Q", "q" * 254))
+    assert len(_MEMOS[api].results) == 1  # one shape for all the queue names
 
 
 def test_repeated_creates_are_served_from_the_memo() -> None:

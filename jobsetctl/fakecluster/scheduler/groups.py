@@ -28,6 +28,8 @@ from jobsetctl.kube.versions import KubeVersion
 SCHEDULING = "scheduling.k8s.io"
 COSCHEDULING = "scheduling.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
+#: The API groups of the objects :func:`object_group_key` answers for.
+GROUP_API_GROUPS = frozenset({SCHEDULING, COSCHEDULING, VOLCANO})
 COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
 VOLCANO_ANNOTATION = "scheduling.k8s.io/group-name"
 VOLCANO_SCHEDULER = "volcano"

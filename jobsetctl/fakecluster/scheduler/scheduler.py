@@ -24,6 +24,7 @@ from jobsetctl.fakecluster.scheduler.actuator import Actuator
 from jobsetctl.fakecluster.scheduler.framework import Framework
 from jobsetctl.fakecluster.scheduler.groups import (
     COSCHED,
+    GROUP_API_GROUPS,
     VOLCANO,
     GroupKey,
     GroupRecord,
@@ -153,6 +154,10 @@ class Scheduler(Controller):
             return False
         if group == VOLCANO and kind == "Queue":
             return self.group_cycle.on_volcano_queue()
+        if group not in GROUP_API_GROUPS:
+            # No group object (the key's group is read from the same apiVersion as object_group_key reads
+            # it): most events of a Kueue run are of its Workloads, which need no look at the object.
+            return False
         key = object_group_key(event.obj)
         if key is not None:
             return self.group_cycle.on_group_object(event, key)

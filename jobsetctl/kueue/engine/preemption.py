@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
@@ -193,21 +194,49 @@ class Preemptor:
 
     def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
         """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
-        membership, so they are no candidates either) until the returned function puts them back."""
+        membership, so they are no candidates either) until the returned function puts them back.
+
+        With the shortcuts on, the usage of a ClusterQueue's leaving workloads is summed and taken out (and
+        put back) at once: removing amounts one after the other moves, at every node, the part above its
+        local quota (what it stores in its parent) by ``max(0, usage - local) before - after``, whatever the
+        steps, so the sum of non-negative amounts leaves every usage exactly where the steps leave it."""
         saved: dict[str, dict[str, WorkloadInfo]] = {}
+        # (Amounts are never negative in practice; with one that is, the steps are taken one by one.)
+        summed: dict[str, FRQuantities] | None = {} if self.shortcuts and all(
+            value >= 0 for info in infos for value in info.usage().values()) else None
         for info in infos:
             state = self.cache.cluster_queues.get(info.cluster_queue)
             if state is None or info.key not in state.workloads:
                 continue
-            saved.setdefault(state.name, dict(state.workloads))
-            self.remove(info)
+            if state.name not in saved:
+                saved[state.name] = dict(state.workloads)
+            if summed is None:
+                self.remove(info)
+            else:
+                _add_amounts(summed.setdefault(state.name, {}), info.usage())
+                if state.tas_flavors:
+                    for tas in self.cache._tas_of(state, info):
+                        tas.remove_workload(info)
             del state.workloads[info.key]
+        if summed:
+            for name, usage in summed.items():
+                remove_usage_map(self.cache.cluster_queues[name].node, usage)
 
         def revert() -> None:
+            back: dict[str, FRQuantities] | None = {} if summed is not None else None
             for info in infos:
                 state = self.cache.cluster_queues.get(info.cluster_queue)
                 if state is not None and state.name in saved and info.key in saved[state.name]:
-                    self.add(info)
+                    if back is None:
+                        self.add(info)
+                        continue
+                    _add_amounts(back.setdefault(state.name, {}), info.usage())
+                    if state.tas_flavors:
+                        for tas in self.cache._tas_of(state, info):
+                            tas.add_workload(info)
+            if back:
+                for name, usage in back.items():
+                    add_usage_map(self.cache.cluster_queues[name].node, usage)
             for name, workloads in saved.items():
                 state = self.cache.cluster_queues[name]
                 state.workloads.clear()
@@ -289,7 +318,53 @@ class Preemptor:
         return True
 
     def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
-        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed."""
+        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed.
+
+        With the shortcuts on (and no topology in play), targets are put back in growing runs, with one fit
+        check per run instead of one per target. Exact: quota usage depends only on which workloads are in
+        (see :meth:`simulate_removal`) and the fit only improves as workloads leave (every ``available`` is
+        non-increasing in every usage on its path), so when a run put back at once still fits, each of its
+        targets, put back one by one, fit too; when it does not, its last ones are taken out again one at a
+        time until it fits, which finds the target the step-by-step loop keeps, from the same states."""
+        if not self.shortcuts or (ctx.tas_requests and self.tas_fits is not None) or any(
+                self._has_tas(target.info) for target in targets):
+            return self._fill_back_steps(ctx, targets, allow_borrowing)
+        add, remove, fits = self.add, self.remove, self.fits
+        i = len(targets) - 2
+        run = 1
+        # At the start of each round the current state fits (the search's, or one a step left fitting).
+        while i >= 0:
+            low = max(0, i - run + 1)
+            for j in range(i, low - 1, -1):
+                add(targets[j].info)
+            if fits(ctx, allow_borrowing):
+                first_kept = low - 1  # every target of the run goes back
+            else:
+                # The state with targets[k..i] back, for k = low + 1, ...: the first that fits tells the
+                # target the steps keep (k - 1); the state with none of them back fits.
+                k = low
+                while True:
+                    remove(targets[k].info)
+                    k += 1
+                    if k > i or fits(ctx, allow_borrowing):
+                        break
+                first_kept = k - 1
+            for j in range(i, first_kept, -1):
+                targets[j] = targets[-1]
+                targets.pop()
+            if first_kept < low:
+                run *= 2
+                i = low - 1
+            else:
+                run = 1
+                i = first_kept - 1  # targets[low..first_kept - 1] are out again, as before their steps
+        return targets
+
+    def _has_tas(self, info: WorkloadInfo) -> bool:
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        return state is not None and bool(state.tas_flavors)
+
+    def _fill_back_steps(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
         for i in range(len(targets) - 2, -1, -1):
             self.add(targets[i].info)
             if self.fits(ctx, allow_borrowing):
@@ -334,6 +409,11 @@ class Preemptor:
         return []
 
 
+def _add_amounts(total: FRQuantities, usage: FRQuantities) -> None:
+    for fr, value in usage.items():
+        total[fr] = total.get(fr, 0) + value
+
+
 @dataclass(slots=True)
 class _Context:
     info: WorkloadInfo
@@ -358,8 +438,8 @@ class _Candidate:
     evicted: bool
 
 
-def _by_key(candidate: _Candidate) -> tuple[Any, ...]:
-    return candidate.key
+#: A candidate's ordering key (a C-level getter: the groups are sorted at every search).
+_by_key = attrgetter("key")
 
 
 
@@ -402,13 +482,15 @@ class _CandidateIterator:
         state = self.preemptor.cache.cluster_queues.get(candidate.info.cluster_queue)
         if state is None:
             return False
-        if is_within_nominal(state.node, self.ctx.frs):
+        frs = self.ctx.frs
+        if is_within_nominal(state.node, frs):
             return False
-        for node in state.node.ancestors():
-            if node is candidate.lca:
-                break
-            if is_within_nominal(node, self.ctx.frs):
+        # Its ancestors up to (not including) the lowest common one.
+        node, lca = state.node.parent, candidate.lca
+        while node is not None and node is not lca:
+            if is_within_nominal(node, frs):
                 return False
+            node = node.parent
         return True
 
     def _variant(self, info: WorkloadInfo, advantage: bool, uses: bool) -> int:
