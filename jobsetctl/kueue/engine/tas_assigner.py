@@ -266,6 +266,7 @@ class TASAssigner:
             psa = assignment.podset(name)
             if psa is not None:
                 psa.topology_assignment = self.manager.encoded(ta, by_hostname)
+                psa.topology_writer = self.manager.written
 
     def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
                                          targets: list[Any]) -> None:
