@@ -18,33 +18,30 @@ from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import resource_list_text
 from jobsetctl.kueue.engine.assignment import Assignment
 from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
-from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
-from jobsetctl.kueue.engine.objects import local_queue_spec, topology_levels
-from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemption_message
-from jobsetctl.kueue.engine.queues import REQUEUE_BATCH_PERIOD, QueueManager
-from jobsetctl.kueue.engine.scheduler import NAMESPACE_MISMATCH, Scheduler
-from jobsetctl.kueue.engine.settings import EngineSettings
-from jobsetctl.kueue.engine.workload import (
+from jobsetctl.kueue.engine.conditions import (
     STATUS_ADMITTED,
     STATUS_FINISHED,
     STATUS_PENDING,
     STATUS_QUOTA_RESERVED,
-    WorkloadInfo,
-    aggregate,
     find_condition,
     has_quota_reservation,
     is_active,
     is_admissible,
     is_admitted,
     is_evicted,
-    reading,
     set_condition,
     set_quota_reservation,
     sync_admitted_condition,
     unset_quota_reservation,
-    validate_resources,
     workload_status,
 )
+from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
+from jobsetctl.kueue.engine.objects import local_queue_spec, topology_levels
+from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemption_message
+from jobsetctl.kueue.engine.queues import REQUEUE_BATCH_PERIOD, QueueManager
+from jobsetctl.kueue.engine.scheduler import NAMESPACE_MISMATCH, Scheduler
+from jobsetctl.kueue.engine.settings import EngineSettings
+from jobsetctl.kueue.engine.workload import WorkloadInfo, aggregate, reading, validate_resources
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.apiserver import APIServer
