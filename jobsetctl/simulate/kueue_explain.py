@@ -21,7 +21,8 @@ from jobsetctl.kube.duration import format_duration
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import quantity_string
 from jobsetctl.kueue.engine.assignment import FIT, NO_FIT, PREEMPT, format_attempts
-from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition, workload_status
+from jobsetctl.kueue.engine.conditions import find_condition, workload_status
+from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
     from jobsetctl.kueue.engine.core import Engine

@@ -15,6 +15,7 @@ from typing import Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
+from jobsetctl.kueue.engine.conditions import is_true
 from jobsetctl.kueue.engine.history import History
 from jobsetctl.kueue.engine.objects import (
     ClusterQueueSpec,
@@ -26,7 +27,7 @@ from jobsetctl.kueue.engine.objects import (
     flavor_spec,
 )
 from jobsetctl.kueue.engine.quota import ResourceNode, add_usage_map, remove_usage_map, update_tree
-from jobsetctl.kueue.engine.workload import WorkloadInfo, is_true
+from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 
 @dataclass(slots=True)

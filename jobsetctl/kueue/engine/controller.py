@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kueue.engine import jobs, names, workloads
+from jobsetctl.kueue.engine.conditions import STATUS_FINISHED, workload_status
 from jobsetctl.kueue.engine.core import Engine
 from jobsetctl.kueue.engine.settings import EngineSettings, from_kueue_configuration
-from jobsetctl.kueue.engine.workload import STATUS_FINISHED, workload_status
 
 G = names.GROUP
 CYCLE = ("cycle",)

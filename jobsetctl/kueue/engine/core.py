@@ -14,37 +14,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine import configuration, names
 from jobsetctl.kueue.engine.amounts import resource_list_text
 from jobsetctl.kueue.engine.assignment import Assignment
 from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
-from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
-from jobsetctl.kueue.engine.objects import local_queue_spec, topology_levels
-from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemption_message
-from jobsetctl.kueue.engine.queues import REQUEUE_BATCH_PERIOD, QueueManager
-from jobsetctl.kueue.engine.scheduler import NAMESPACE_MISMATCH, Scheduler
-from jobsetctl.kueue.engine.settings import EngineSettings
-from jobsetctl.kueue.engine.workload import (
+from jobsetctl.kueue.engine.conditions import (
     STATUS_ADMITTED,
     STATUS_FINISHED,
     STATUS_PENDING,
     STATUS_QUOTA_RESERVED,
-    WorkloadInfo,
-    aggregate,
     find_condition,
     has_quota_reservation,
     is_active,
     is_admissible,
     is_admitted,
     is_evicted,
-    reading,
     set_condition,
     set_quota_reservation,
     sync_admitted_condition,
     unset_quota_reservation,
-    validate_resources,
     workload_status,
 )
+from jobsetctl.kueue.engine.history import ClusterQueueInfo, History, PreemptionRecord
+from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemption_message
+from jobsetctl.kueue.engine.queues import REQUEUE_BATCH_PERIOD, QueueManager
+from jobsetctl.kueue.engine.scheduler import NAMESPACE_MISMATCH, Scheduler
+from jobsetctl.kueue.engine.settings import EngineSettings
+from jobsetctl.kueue.engine.workload import WorkloadInfo, aggregate, reading, validate_resources
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.apiserver import APIServer
@@ -128,88 +124,12 @@ class Engine:
 
     def on_configuration(self, kind: str, obj: Object | None, namespace: str, name: str) -> bool:
         """A Kueue configuration object (ClusterQueue, LocalQueue, Cohort, ResourceFlavor, Topology,
-        AdmissionCheck) added, updated (``obj``) or deleted (``None``); False for any other kind."""
-        if kind == "LocalQueue":
-            self.on_local_queue(obj, f"{namespace}/{name}")
-            return True
-        handler = {
-            "ClusterQueue": self.on_cluster_queue, "Cohort": self.on_cohort, "ResourceFlavor": self.on_flavor,
-            "Topology": self.on_topology, "AdmissionCheck": self.on_admission_check,
-        }.get(kind)
-        if handler is None:
-            return False
-        handler(obj, name)
-        return True
-
-    def on_cluster_queue(self, obj: Object | None, name: str) -> None:
-        if obj is None:
-            self.cache.delete_cluster_queue(name)
-            self.queues.delete_cluster_queue(name)
-        else:
-            state = self.cache.add_or_update_cluster_queue(obj)
-            self.queues.add_cluster_queue(state.name, state.spec.queueing_strategy, state.spec.namespace_selector)
-            if self.tas is not None:
-                self.tas.on_cluster_queue(state)
-        self.request_requeue([name])
-        self.kick()
-
-    def on_cohort(self, obj: Object | None, name: str) -> None:
-        if obj is None:
-            self.cache.delete_cohort(name)
-        else:
-            self.cache.add_or_update_cohort(obj)
-        self.request_requeue_all()
-        self.kick()
-
-    def on_flavor(self, obj: Object | None, name: str) -> None:
-        if obj is None:
-            self.cache.delete_flavor(name)
-        else:
-            self.cache.add_or_update_flavor(obj)
-        if self.tas is not None:
-            self.tas.on_flavors_changed()
-        self.request_requeue_all()
-        self.kick()
-
-    def on_topology(self, obj: Object | None, name: str) -> None:
-        if obj is None:
-            self.cache.delete_topology(name)
-        else:
-            self.cache.add_or_update_topology(name, topology_levels(obj))
-        if self.tas is not None:
-            self.tas.on_flavors_changed()
-        self.request_requeue_all()
-        self.kick()
-
-    def on_admission_check(self, obj: Object | None, name: str) -> None:
-        if obj is None:
-            self.cache.delete_admission_check(name)
-        else:
-            self.cache.add_or_update_admission_check(obj)
-        self.request_requeue_all()
-        self.kick()
-
-    def on_local_queue(self, obj: Object | None, key: str) -> None:
-        if obj is None:
-            self.cache.delete_local_queue(key)
-            self.queues.delete_local_queue(key)
-            return
-        spec = local_queue_spec(obj)
-        self.cache.add_or_update_local_queue(spec)
-        self.queues.add_or_update_local_queue(spec.key, spec.cluster_queue)
-        # Workloads created before their LocalQueue enter the queues now (addLocalQueueLocked).
-        for info in list(self.infos.values()):
-            if info.namespace == spec.namespace and info.queue_name == spec.name and is_admissible(info.obj):
-                self.queues.add_or_update_workload(info)
-        self.kick()
+        AdmissionCheck) added, updated (``obj``) or deleted (``None``); False for any other kind
+        (:mod:`jobsetctl.kueue.engine.configuration`)."""
+        return configuration.on_configuration(self, kind, obj, namespace, name)
 
     def on_namespace(self, obj: Object | None, name: str) -> None:
-        if obj is None:
-            self.namespaces.pop(name, None)
-        else:
-            labels = (obj.get("metadata") or {}).get("labels")
-            self.namespaces[name] = dict(labels) if isinstance(labels, dict) else {}
-        self.request_requeue_all()
+        configuration.on_namespace(self, obj, name)
 
     # ---- workload events (workload_controller.go Create/Update/Delete) -------------------------------
     def observe(self, obj: Object) -> WorkloadInfo:

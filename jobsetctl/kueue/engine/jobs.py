@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kube.duration import DurationError, parse_duration
 from jobsetctl.kube.jsontree import copy_tree
 from jobsetctl.kueue.engine import names
-from jobsetctl.kueue.engine.workload import (
+from jobsetctl.kueue.engine.conditions import (
     find_condition,
     first_conditions,
     has_quota_reservation,

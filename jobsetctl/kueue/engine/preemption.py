@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FlavorResource, FRQuantities
+from jobsetctl.kueue.engine.conditions import find_condition, is_evicted
 from jobsetctl.kueue.engine.quota import (
     ResourceNode,
     add_usage_map,
@@ -34,7 +35,7 @@ from jobsetctl.kueue.engine.quota import (
     quantities_fit_in_quota,
     remove_usage_map,
 )
-from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition, is_evicted
+from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
     from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState

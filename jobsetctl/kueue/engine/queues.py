@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 from jobsetctl.fakecluster.scheduler.selectors import LabelSelector
 from jobsetctl.kueue.engine import names
+from jobsetctl.kueue.engine.conditions import find_condition
 from jobsetctl.kueue.engine.pending_queue import NO_BACKOFF, PendingClusterQueue
-from jobsetctl.kueue.engine.workload import WorkloadInfo, find_condition
+from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 #: ``requeueBatchPeriod`` (inadmissible_workloads.go).
 REQUEUE_BATCH_PERIOD = 1.0

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
 from jobsetctl.kueue.engine.assignment import DEFERRED_FIT, FIT, NO_FIT, PREEMPT, Assignment, format_attempts
+from jobsetctl.kueue.engine.conditions import admission_checks, has_quota_reservation
 from jobsetctl.kueue.engine.flavors import FlavorAssigner
 from jobsetctl.kueue.engine.preemption import Target
 from jobsetctl.kueue.engine.queues import (
@@ -36,7 +37,7 @@ from jobsetctl.kueue.engine.queues import (
     Head,
 )
 from jobsetctl.kueue.engine.quota import add_usage_map, cq_available, remove_usage_map
-from jobsetctl.kueue.engine.workload import WorkloadInfo, admission_checks, has_quota_reservation
+from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
     from jobsetctl.kueue.engine.cache import ClusterQueueState

@@ -1,16 +1,15 @@
-"""A Workload as the engine sees it (``pkg/workload/workload.go`` ``Info``) and its status conditions.
+"""A Workload as the engine sees it (``pkg/workload/workload.go`` ``Info``).
 
 :class:`WorkloadInfo` holds the Workload object (the dict stored in the fake API server) with what the
 scheduler derives from it: per-podset requests after ``reclaimablePods``, the assigned flavors once it
-holds quota, its effective priority and queue-order timestamp. Conditions follow apimachinery's
-``meta.SetStatusCondition`` (the transition time moves only when the status changes).
+holds quota, its effective priority and queue-order timestamp. Its status conditions are read and written
+by :mod:`jobsetctl.kueue.engine.conditions`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,246 +23,13 @@ from jobsetctl.kueue.engine.amounts import (
     requests_from_fractions,
     requests_from_resource_list,
 )
+from jobsetctl.kueue.engine.conditions import (
+    admission,
+    as_list,
+    as_mapping,
+)
 
 Object = dict[str, Any]
-#: Kueue truncates condition messages to this many characters (``api.TruncateConditionMessage``).
-MAX_CONDITION_MESSAGE = 32 * 1024
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def key_of(obj: Object) -> str:
-    md = _mapping(obj.get("metadata"))
-    return f"{md.get('namespace', '')}/{md.get('name', '')}"
-
-
-# ---- conditions --------------------------------------------------------------------------------------
-
-
-def conditions(obj: Object) -> list[dict[str, Any]]:
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        status = {}
-        obj["status"] = status
-    conds = status.get("conditions")
-    if not isinstance(conds, list):
-        conds = []
-        status["conditions"] = conds
-    return conds
-
-
-def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        return None
-    for cond in status.get("conditions") or ():
-        if isinstance(cond, dict) and cond.get("type") == kind:
-            return cond
-    return None
-
-
-def first_conditions(obj: Object) -> dict[Any, dict[str, Any]]:
-    """Condition type -> the first condition of that type (what :func:`find_condition` finds for each), in one
-    pass: for a reconcile that reads several conditions before it writes anything."""
-    out: dict[Any, dict[str, Any]] = {}
-    status = obj.get("status")
-    if isinstance(status, dict):
-        for cond in status.get("conditions") or ():
-            if isinstance(cond, dict):
-                out.setdefault(cond.get("type"), cond)
-    return out
-
-
-def true_in(first: dict[Any, dict[str, Any]], kind: str) -> bool:
-    """:func:`is_true` over :func:`first_conditions`."""
-    cond = first.get(kind)
-    return cond is not None and cond.get("status") == "True"
-
-
-def is_true(obj: Object, kind: str) -> bool:
-    """The first condition of this type is True (:func:`find_condition`'s scan, written out: it runs for
-    every predicate of every reconcile)."""
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        return False
-    for cond in status.get("conditions") or ():
-        if isinstance(cond, dict) and cond.get("type") == kind:
-            return cond.get("status") == "True"
-    return False
-
-
-def is_false(obj: Object, kind: str) -> bool:
-    cond = find_condition(obj, kind)
-    return cond is not None and cond.get("status") == "False"
-
-
-def set_condition(obj: Object, kind: str, status: bool, reason: str, message: str, now: str,
-                  generation: int | None = None) -> bool:
-    """``meta.SetStatusCondition``: returns whether anything changed."""
-    text = "True" if status else "False"
-    message = message[:MAX_CONDITION_MESSAGE]
-    gen = generation if generation is not None else int(_mapping(obj.get("metadata")).get("generation") or 0)
-    conds = conditions(obj)
-    for cond in conds:
-        if cond.get("type") == kind:
-            changed = False
-            if cond.get("status") != text:
-                cond["status"] = text
-                cond["lastTransitionTime"] = now
-                changed = True
-            if cond.get("reason") != reason:
-                cond["reason"] = reason
-                changed = True
-            if cond.get("message") != message:
-                cond["message"] = message
-                changed = True
-            if gen and cond.get("observedGeneration") != gen:
-                cond["observedGeneration"] = gen
-                changed = True
-            return changed
-    cond = {"type": kind, "status": text, "lastTransitionTime": now, "reason": reason, "message": message}
-    if gen:
-        cond["observedGeneration"] = gen
-    conds.append(cond)
-    return True
-
-
-def remove_condition(obj: Object, kind: str) -> bool:
-    conds = conditions(obj)
-    for index, cond in enumerate(conds):
-        if cond.get("type") == kind:
-            del conds[index]
-            return True
-    return False
-
-
-# ---- status predicates (workload.go) ----------------------------------------------------------------
-
-STATUS_PENDING = "pending"
-STATUS_QUOTA_RESERVED = "quotaReserved"
-STATUS_ADMITTED = "admitted"
-STATUS_FINISHED = "finished"
-
-
-def _true_predicate(kind: str) -> Any:
-    """``is_true(obj, kind)`` for one condition type, as one function (no call per call to :func:`is_true`)."""
-
-    def predicate(obj: Object) -> bool:
-        status = obj.get("status")
-        if not isinstance(status, dict):
-            return False
-        for cond in status.get("conditions") or ():
-            if isinstance(cond, dict) and cond.get("type") == kind:
-                return cond.get("status") == "True"
-        return False
-    return predicate
-
-
-has_quota_reservation: Callable[[Object], bool] = _true_predicate(names.QUOTA_RESERVED)
-is_admitted: Callable[[Object], bool] = _true_predicate(names.ADMITTED)
-is_finished: Callable[[Object], bool] = _true_predicate(names.FINISHED)
-is_evicted: Callable[[Object], bool] = _true_predicate(names.EVICTED)
-
-
-def is_active(obj: Object) -> bool:
-    return _mapping(obj.get("spec")).get("active") is not False
-
-
-def workload_status(obj: Object) -> str:
-    """``workload.Status`` (one pass over the conditions)."""
-    status = obj.get("status")
-    finished = admitted = reserved = False
-    if isinstance(status, dict):
-        for cond in status.get("conditions") or ():
-            if isinstance(cond, dict) and cond.get("status") == "True":
-                kind = cond.get("type")
-                if kind == names.FINISHED:
-                    finished = True
-                elif kind == names.ADMITTED:
-                    admitted = True
-                elif kind == names.QUOTA_RESERVED:
-                    reserved = True
-    if finished:
-        return STATUS_FINISHED
-    if admitted:
-        return STATUS_ADMITTED
-    if reserved:
-        return STATUS_QUOTA_RESERVED
-    return STATUS_PENDING
-
-
-def is_admissible(obj: Object) -> bool:
-    """``workload.IsAdmissible`` (no admission gates or on-hold workloads here)."""
-    return is_active(obj) and workload_status(obj) == STATUS_PENDING
-
-
-def admission(obj: Object) -> dict[str, Any] | None:
-    value = _mapping(obj.get("status")).get("admission")
-    return value if isinstance(value, dict) else None
-
-
-def admission_checks(obj: Object) -> list[dict[str, Any]]:
-    return [c for c in _list(_mapping(obj.get("status")).get("admissionChecks")) if isinstance(c, dict)]
-
-
-def has_all_checks_ready(obj: Object) -> bool:
-    return all(c.get("state") == names.CHECK_READY for c in admission_checks(obj))
-
-
-def sync_admitted_condition(obj: Object, now: str) -> bool:
-    """``workload.SyncAdmittedCondition`` with UnadmittedWorkloadsObservability on (its default at ff69552):
-    Admitted=True once quota is reserved and every admission check is Ready; while neither reservation nor
-    Admitted exists, nothing is written."""
-    reserved = has_quota_reservation(obj)
-    checks_ready = has_all_checks_ready(obj)
-    admitted_cond = find_condition(obj, names.ADMITTED)
-    if find_condition(obj, names.QUOTA_RESERVED) is None and admitted_cond is None:
-        return False
-    if reserved and checks_ready:
-        return set_condition(obj, names.ADMITTED, True, "Admitted", "The workload is admitted", now)
-    if not reserved:
-        return set_condition(obj, names.ADMITTED, False, names.NO_RESERVATION, "The workload has no reservation", now)
-    return set_condition(obj, names.ADMITTED, False, names.UNSATISFIED_ADMISSION_CHECKS,
-                         "The workload has not all checks ready", now)
-
-
-def unset_quota_reservation(obj: Object, reason: str, message: str, now: str) -> bool:
-    """``workload.UnsetQuotaReservationWithCondition``."""
-    changed = set_condition(obj, names.QUOTA_RESERVED, False, reason, message, now)
-    status = obj.setdefault("status", {})
-    if status.get("admission") is not None:
-        status.pop("admission", None)
-        changed = True
-    if sync_admitted_condition(obj, now):
-        changed = True
-    return changed
-
-
-def reset_active_condition(obj: Object, kind: str, reason: str, now: str) -> bool:
-    """``resetActiveCondition``: a True condition turns False with "Previously: " + its message."""
-    cond = find_condition(obj, kind)
-    if cond is None or cond.get("status") != "True":
-        return False
-    return set_condition(obj, kind, False, reason, "Previously: " + str(cond.get("message", "")), now)
-
-
-def set_quota_reservation(obj: Object, admission_value: dict[str, Any], now: str) -> None:
-    """``workload.SetQuotaReservation``."""
-    obj.setdefault("status", {})["admission"] = admission_value
-    cq = admission_value.get("clusterQueue", "")
-    set_condition(obj, names.QUOTA_RESERVED, True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now)
-    reset_active_condition(obj, names.EVICTED, "QuotaReserved", now)
-    reset_active_condition(obj, names.PREEMPTED, "QuotaReserved", now)
-
-
-def set_requeued_condition(obj: Object, reason: str, message: str, status: bool, now: str) -> bool:
-    return set_condition(obj, names.REQUEUED, status, reason, message, now)
 
 
 # ---- Info --------------------------------------------------------------------------------------------
@@ -336,7 +102,7 @@ def _podset_per_pod(podset: dict[str, Any], memo: PerPodMemo | None = None) -> R
     """One pod's requests of a podset's template. Podset templates are immutable once the Workload
     exists, so the result is remembered per template object, and per template content (``PodRequests``
     reads nothing but the pod spec)."""
-    template = _mapping(podset.get("template"))
+    template = as_mapping(podset.get("template"))
     spec = template.get("spec")
     if memo is not None:
         hit = memo.get(id(spec))
@@ -427,8 +193,8 @@ class WorkloadInfo:
         """Read a version of the object; ``previous`` is the Info of the version before, whose per-podset
         requests are kept when their inputs are the same objects (most versions change only conditions)."""
         self.obj = obj
-        md = _mapping(obj.get("metadata"))
-        spec = _mapping(obj.get("spec"))
+        md = as_mapping(obj.get("metadata"))
+        spec = as_mapping(obj.get("spec"))
         self.namespace = str(md.get("namespace", ""))
         self.name = str(md.get("name", ""))
         self.key = f"{self.namespace}/{self.name}"
@@ -474,11 +240,11 @@ class WorkloadInfo:
         """The podsets of the Workload's spec (read-only: the list is kept while ``spec.podSets`` is the same
         object, which writers replace as a whole, see :meth:`update`; the flavor assigner asks several times
         per workload and cycle)."""
-        raw = _mapping(self.obj.get("spec")).get("podSets")
+        raw = as_mapping(self.obj.get("spec")).get("podSets")
         memo = self._spec_podsets
         if memo is not None and memo[0] is raw:
             return memo[1]
-        podsets = [p for p in _list(raw) if isinstance(p, dict)]
+        podsets = [p for p in as_list(raw) if isinstance(p, dict)]
         self._spec_podsets = (raw, podsets)
         return podsets
 
@@ -511,7 +277,7 @@ class WorkloadInfo:
 
         Its inputs are replaced as a whole, never edited in place (see :meth:`update`): a version with the same
         spec.podSets, podsets and priority as the one hashed last has the same hash."""
-        spec_podsets = _mapping(self.obj.get("spec")).get("podSets")
+        spec_podsets = as_mapping(self.obj.get("spec")).get("podSets")
         memo = self._hash_memo
         if memo is not None and memo[0] is spec_podsets and memo[1] is self.podsets and memo[2] == self.priority:
             return memo[3]
@@ -533,7 +299,7 @@ class WorkloadInfo:
         shapes = []
         for index, podset in enumerate(self.spec_podsets()):
             resources = self.podsets[index] if index < len(self.podsets) else None
-            template = _mapping(podset.get("template"))
+            template = as_mapping(podset.get("template"))
             shapes.append({
                 "name": podset.get("name"),
                 "spec": template.get("spec"),
@@ -562,11 +328,11 @@ def validate_resources(info: WorkloadInfo) -> list[str]:
         return info.resource_errors
     errors: list[str] = []
     for index, podset in enumerate(info.spec_podsets()):
-        spec = _mapping(_mapping(podset.get("template")).get("spec"))
+        spec = as_mapping(as_mapping(podset.get("template")).get("spec"))
         path = f"spec.podSets[{index}].template.spec"
         for kind in ("initContainers", "containers"):
-            for i, container in enumerate(_list(spec.get(kind))):
-                resources = _mapping(_mapping(container).get("resources"))
+            for i, container in enumerate(as_list(spec.get(kind))):
+                resources = as_mapping(as_mapping(container).get("resources"))
                 greater = _greater_keys(resources)
                 if greater:
                     errors.append(_invalid(f"{path}.{kind}[{i}]", greater))
@@ -580,8 +346,8 @@ def validate_resources(info: WorkloadInfo) -> list[str]:
 
 
 def _greater_keys(resources: dict[str, Any]) -> list[str]:
-    requests = _mapping(resources.get("requests"))
-    limits = _mapping(resources.get("limits"))
+    requests = as_mapping(resources.get("requests"))
+    limits = as_mapping(resources.get("limits"))
     out = []
     for name in sorted(requests):
         if name in limits:
@@ -625,7 +391,7 @@ def _evicted_requeued_signatures(status: Any) -> tuple[tuple[Any, ...] | None, t
 
 def _reclaimable(obj: Object) -> dict[str, int]:
     out: dict[str, int] = {}
-    for item in _list(_mapping(obj.get("status")).get("reclaimablePods")):
+    for item in as_list(as_mapping(obj.get("status")).get("reclaimablePods")):
         if isinstance(item, dict) and isinstance(item.get("count"), int):
             out[str(item.get("name", ""))] = item["count"]
     return out
@@ -634,7 +400,7 @@ def _reclaimable(obj: Object) -> dict[str, int]:
 def _total_requests(obj: Object, adm: dict[str, Any] | None,
                     memo: PerPodMemo | None = None) -> list[PodSetResources]:
     """``totalRequestsFromPodSets`` / ``totalRequestsFromAdmission``, after ``reclaimablePods``."""
-    spec_podsets = [p for p in _list(_mapping(obj.get("spec")).get("podSets")) if isinstance(p, dict)]
+    spec_podsets = [p for p in as_list(as_mapping(obj.get("spec")).get("podSets")) if isinstance(p, dict)]
     reclaim = _reclaimable(obj)
     by_name = {str(p.get("name", "main")): p for p in spec_podsets}
     out: list[PodSetResources] = []
@@ -645,9 +411,9 @@ def _total_requests(obj: Object, adm: dict[str, Any] | None,
             count = count if isinstance(count, int) and not isinstance(count, bool) else 1
             count -= min(reclaim.get(name, 0), count)
             out.append(PodSetResources(name, count, _podset_per_pod(podset, memo), None,
-                                       _mapping(podset.get("topologyRequest")) or None))
+                                       as_mapping(podset.get("topologyRequest")) or None))
         return out
-    for assignment in _list(adm.get("podSetAssignments")):
+    for assignment in as_list(adm.get("podSetAssignments")):
         if not isinstance(assignment, dict):
             continue
         name = str(assignment.get("name", "main"))
@@ -660,7 +426,7 @@ def _total_requests(obj: Object, adm: dict[str, Any] | None,
         after_reclaim = total_count - min(reclaim.get(name, 0), total_count)
         if after_reclaim < count:
             count = after_reclaim
-        flavors = {str(r): str(f) for r, f in _mapping(assignment.get("flavors")).items()}
-        out.append(PodSetResources(name, count, per_pod, flavors, _mapping(podset.get("topologyRequest")) or None,
+        flavors = {str(r): str(f) for r, f in as_mapping(assignment.get("flavors")).items()}
+        out.append(PodSetResources(name, count, per_pod, flavors, as_mapping(podset.get("topologyRequest")) or None,
                                    assignment.get("topologyAssignment")))
     return out

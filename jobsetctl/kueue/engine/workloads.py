@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
-from jobsetctl.kueue.engine.workload import (
+from jobsetctl.kueue.engine.conditions import (
     find_condition,
     first_conditions,
     has_quota_reservation,
@@ -284,7 +284,7 @@ def _queue_blocker(engine: Engine, obj: Object) -> None:
             reason, message = names.SUSPENDED, f"ClusterQueue {lq.cluster_queue} is inactive"
     if not reason:
         return
-    from jobsetctl.kueue.engine.workload import unset_quota_reservation
+    from jobsetctl.kueue.engine.conditions import unset_quota_reservation
 
     if unset_quota_reservation(obj, reason, message, engine.clock.timestamp()):
         engine.note_pending(obj, reason, message)

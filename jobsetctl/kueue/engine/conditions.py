@@ -1,0 +1,251 @@
+"""A Kueue Workload's status conditions and the states they make (``pkg/workload/workload.go``'s condition
+helpers): conditions follow apimachinery's ``meta.SetStatusCondition`` (the transition time moves only when
+the status changes); a Workload is pending, holds quota, is admitted or finished by its True conditions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jobsetctl.kueue.engine import names
+
+Object = dict[str, Any]
+#: Kueue truncates condition messages to this many characters (``api.TruncateConditionMessage``).
+MAX_CONDITION_MESSAGE = 32 * 1024
+
+
+def as_mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def key_of(obj: Object) -> str:
+    md = as_mapping(obj.get("metadata"))
+    return f"{md.get('namespace', '')}/{md.get('name', '')}"
+
+
+# ---- conditions --------------------------------------------------------------------------------------
+
+
+def conditions(obj: Object) -> list[dict[str, Any]]:
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = {}
+        obj["status"] = status
+    conds = status.get("conditions")
+    if not isinstance(conds, list):
+        conds = []
+        status["conditions"] = conds
+    return conds
+
+
+def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return None
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == kind:
+            return cond
+    return None
+
+
+def first_conditions(obj: Object) -> dict[Any, dict[str, Any]]:
+    """Condition type -> the first condition of that type (what :func:`find_condition` finds for each), in one
+    pass: for a reconcile that reads several conditions before it writes anything."""
+    out: dict[Any, dict[str, Any]] = {}
+    status = obj.get("status")
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict):
+                out.setdefault(cond.get("type"), cond)
+    return out
+
+
+def true_in(first: dict[Any, dict[str, Any]], kind: str) -> bool:
+    """:func:`is_true` over :func:`first_conditions`."""
+    cond = first.get(kind)
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_true(obj: Object, kind: str) -> bool:
+    """The first condition of this type is True (:func:`find_condition`'s scan, written out: it runs for
+    every predicate of every reconcile)."""
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return False
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == kind:
+            return cond.get("status") == "True"
+    return False
+
+
+def is_false(obj: Object, kind: str) -> bool:
+    cond = find_condition(obj, kind)
+    return cond is not None and cond.get("status") == "False"
+
+
+def set_condition(obj: Object, kind: str, status: bool, reason: str, message: str, now: str,
+                  generation: int | None = None) -> bool:
+    """``meta.SetStatusCondition``: returns whether anything changed."""
+    text = "True" if status else "False"
+    message = message[:MAX_CONDITION_MESSAGE]
+    gen = generation if generation is not None else int(as_mapping(obj.get("metadata")).get("generation") or 0)
+    conds = conditions(obj)
+    for cond in conds:
+        if cond.get("type") == kind:
+            changed = False
+            if cond.get("status") != text:
+                cond["status"] = text
+                cond["lastTransitionTime"] = now
+                changed = True
+            if cond.get("reason") != reason:
+                cond["reason"] = reason
+                changed = True
+            if cond.get("message") != message:
+                cond["message"] = message
+                changed = True
+            if gen and cond.get("observedGeneration") != gen:
+                cond["observedGeneration"] = gen
+                changed = True
+            return changed
+    cond = {"type": kind, "status": text, "lastTransitionTime": now, "reason": reason, "message": message}
+    if gen:
+        cond["observedGeneration"] = gen
+    conds.append(cond)
+    return True
+
+
+def remove_condition(obj: Object, kind: str) -> bool:
+    conds = conditions(obj)
+    for index, cond in enumerate(conds):
+        if cond.get("type") == kind:
+            del conds[index]
+            return True
+    return False
+
+
+# ---- status predicates (workload.go) ----------------------------------------------------------------
+
+STATUS_PENDING = "pending"
+STATUS_QUOTA_RESERVED = "quotaReserved"
+STATUS_ADMITTED = "admitted"
+STATUS_FINISHED = "finished"
+
+
+def _true_predicate(kind: str) -> Any:
+    """``is_true(obj, kind)`` for one condition type, as one function (no call per call to :func:`is_true`)."""
+
+    def predicate(obj: Object) -> bool:
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            return False
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict) and cond.get("type") == kind:
+                return cond.get("status") == "True"
+        return False
+    return predicate
+
+
+has_quota_reservation: Callable[[Object], bool] = _true_predicate(names.QUOTA_RESERVED)
+is_admitted: Callable[[Object], bool] = _true_predicate(names.ADMITTED)
+is_finished: Callable[[Object], bool] = _true_predicate(names.FINISHED)
+is_evicted: Callable[[Object], bool] = _true_predicate(names.EVICTED)
+
+
+def is_active(obj: Object) -> bool:
+    return as_mapping(obj.get("spec")).get("active") is not False
+
+
+def workload_status(obj: Object) -> str:
+    """``workload.Status`` (one pass over the conditions)."""
+    status = obj.get("status")
+    finished = admitted = reserved = False
+    if isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict) and cond.get("status") == "True":
+                kind = cond.get("type")
+                if kind == names.FINISHED:
+                    finished = True
+                elif kind == names.ADMITTED:
+                    admitted = True
+                elif kind == names.QUOTA_RESERVED:
+                    reserved = True
+    if finished:
+        return STATUS_FINISHED
+    if admitted:
+        return STATUS_ADMITTED
+    if reserved:
+        return STATUS_QUOTA_RESERVED
+    return STATUS_PENDING
+
+
+def is_admissible(obj: Object) -> bool:
+    """``workload.IsAdmissible`` (no admission gates or on-hold workloads here)."""
+    return is_active(obj) and workload_status(obj) == STATUS_PENDING
+
+
+def admission(obj: Object) -> dict[str, Any] | None:
+    value = as_mapping(obj.get("status")).get("admission")
+    return value if isinstance(value, dict) else None
+
+
+def admission_checks(obj: Object) -> list[dict[str, Any]]:
+    return [c for c in as_list(as_mapping(obj.get("status")).get("admissionChecks")) if isinstance(c, dict)]
+
+
+def has_all_checks_ready(obj: Object) -> bool:
+    return all(c.get("state") == names.CHECK_READY for c in admission_checks(obj))
+
+
+def sync_admitted_condition(obj: Object, now: str) -> bool:
+    """``workload.SyncAdmittedCondition`` with UnadmittedWorkloadsObservability on (its default at ff69552):
+    Admitted=True once quota is reserved and every admission check is Ready; while neither reservation nor
+    Admitted exists, nothing is written."""
+    reserved = has_quota_reservation(obj)
+    checks_ready = has_all_checks_ready(obj)
+    admitted_cond = find_condition(obj, names.ADMITTED)
+    if find_condition(obj, names.QUOTA_RESERVED) is None and admitted_cond is None:
+        return False
+    if reserved and checks_ready:
+        return set_condition(obj, names.ADMITTED, True, "Admitted", "The workload is admitted", now)
+    if not reserved:
+        return set_condition(obj, names.ADMITTED, False, names.NO_RESERVATION, "The workload has no reservation", now)
+    return set_condition(obj, names.ADMITTED, False, names.UNSATISFIED_ADMISSION_CHECKS,
+                         "The workload has not all checks ready", now)
+
+
+def unset_quota_reservation(obj: Object, reason: str, message: str, now: str) -> bool:
+    """``workload.UnsetQuotaReservationWithCondition``."""
+    changed = set_condition(obj, names.QUOTA_RESERVED, False, reason, message, now)
+    status = obj.setdefault("status", {})
+    if status.get("admission") is not None:
+        status.pop("admission", None)
+        changed = True
+    if sync_admitted_condition(obj, now):
+        changed = True
+    return changed
+
+
+def reset_active_condition(obj: Object, kind: str, reason: str, now: str) -> bool:
+    """``resetActiveCondition``: a True condition turns False with "Previously: " + its message."""
+    cond = find_condition(obj, kind)
+    if cond is None or cond.get("status") != "True":
+        return False
+    return set_condition(obj, kind, False, reason, "Previously: " + str(cond.get("message", "")), now)
+
+
+def set_quota_reservation(obj: Object, admission_value: dict[str, Any], now: str) -> None:
+    """``workload.SetQuotaReservation``."""
+    obj.setdefault("status", {})["admission"] = admission_value
+    cq = admission_value.get("clusterQueue", "")
+    set_condition(obj, names.QUOTA_RESERVED, True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now)
+    reset_active_condition(obj, names.EVICTED, "QuotaReserved", now)
+    reset_active_condition(obj, names.PREEMPTED, "QuotaReserved", now)
+
+
+def set_requeued_condition(obj: Object, reason: str, message: str, status: bool, now: str) -> bool:
+    return set_condition(obj, names.REQUEUED, status, reason, message, now)
