@@ -5,6 +5,7 @@ The search itself is :mod:`jobsetctl.kueue.engine.flavors`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +119,8 @@ class PodSetAssignment:
     count: int
     topology_assignment: Any = None
     attempts: list[FlavorAttempt] = field(default_factory=list)
+    # Copies a shared ``topology_assignment`` (see ``TASManager.encoded``) when the admission is written.
+    topology_writer: Callable[[Any], Any] | None = None
 
     def representative_mode(self) -> int:
         if self.status.is_fit():
@@ -223,7 +226,9 @@ class Assignment:
                 "count": podset.count,
             }
             if podset.topology_assignment is not None:
-                item["topologyAssignment"] = podset.topology_assignment
+                writer = podset.topology_writer
+                item["topologyAssignment"] = (podset.topology_assignment if writer is None
+                                              else writer(podset.topology_assignment))
             out.append(item)
         return out
 

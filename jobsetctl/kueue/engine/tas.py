@@ -358,24 +358,32 @@ class TASManager:
 
     # ---- topology assignments ----------------------------------------------------------------------------
     def encoded(self, ta: TopologyAssignment | None, by_hostname_prefix: bool) -> dict[str, Any] | None:
-        """``to_api`` (a new object each time), remembering the internal form of the new object for
-        :meth:`parsed`. The encoding is remembered per assignment object (placements on an empty cluster
-        hand the same ones to every workload of a class)."""
+        """``to_api``, remembered per assignment object (placements on an empty cluster hand the same ones
+        to every workload of a class) and shared: an assignment's encoding is only read (parsed, compared)
+        until the admission is written, and :meth:`written` copies it then (most assignments are never
+        written). The internal form of the object is remembered for :meth:`parsed`."""
         if ta is None:
             return None
         hit = self._encodings.get(id(ta))
         if hit is not None and hit[0] is ta and hit[1] == by_hostname_prefix:
-            value = copy_tree(hit[2])
-        else:
-            encoded = to_api(ta, by_hostname_prefix)
-            if encoded is None:
-                return None
-            value = encoded
-            if len(self._encodings) > 4096:
-                self._encodings.clear()
-            self._encodings[id(ta)] = (ta, by_hostname_prefix, copy_tree(value))
+            return hit[2]
+        value = to_api(ta, by_hostname_prefix)
+        if value is None:
+            return None
+        if len(self._encodings) > 4096:
+            self._encodings.clear()
+        self._encodings[id(ta)] = (ta, by_hostname_prefix, value)
         self._remember(value, ta)
         return value
+
+    def written(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A private copy of a shared encoding from :meth:`encoded`, for an admission being written (the
+        written object may be edited by later writers); its internal form carries over to the copy."""
+        copied: dict[str, Any] = copy_tree(value)
+        hit = self._parsed.get(id(value))
+        if hit is not None and hit[0] is value:
+            self._remember(copied, hit[1])
+        return copied
 
     def parsed(self, value: Any) -> TopologyAssignment | None:
         """``from_api`` of an API topology assignment, remembered per object: an assignment is written

@@ -232,10 +232,9 @@ class TASAssigner:
                     assignment._mode = None
             signature = _podsets_signature(assignment)
         assignment.tas_requests = (assigner.info, cq, signature, requests)
-        flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
         if assignment.representative_mode() == FIT:
             result = self.find_all(cq, requests)
-            failure = _failure(result, flavor_of)
+            failure = _failure(result, requests)
             if failure is not None:
                 psa = assignment.podset(failure[0])
                 if psa is not None:
@@ -246,7 +245,7 @@ class TASAssigner:
         if assignment.representative_mode() == PREEMPT:
             result = self.find_all(cq, requests, simulate_empty=True)
             assignment.tas_empty = (requests, result)
-            failure = _failure(result, flavor_of)
+            failure = _failure(result, requests)
             if failure is not None:
                 psa = assignment.podset(failure[0])
                 if psa is not None:
@@ -266,6 +265,7 @@ class TASAssigner:
             psa = assignment.podset(name)
             if psa is not None:
                 psa.topology_assignment = self.manager.encoded(ta, by_hostname)
+                psa.topology_writer = self.manager.written
 
     def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
                                          targets: list[Any]) -> None:
@@ -322,8 +322,11 @@ def _podsets_signature(assignment: Assignment) -> tuple[Any, ...]:
 
 
 def _failure(result: dict[str, tuple[TopologyAssignment | None, str]],
-             flavor_of: dict[str, str]) -> tuple[str, str, str] | None:
+             requests: dict[str, list[PodSetRequest]]) -> tuple[str, str, str] | None:
     for name, (_, reason) in result.items():
         if reason:
+            # The flavor of the failed podset (the last request of that name, as a mapping built from all
+            # of them would hold); built only on failure, most placements succeed.
+            flavor_of = {r.name: r.flavor for rs in requests.values() for r in rs}
             return name, reason, flavor_of.get(name, "")
     return None
