@@ -15,6 +15,12 @@ figure to read; wall time is printed beside it. Beside the timings, the per-clas
 checker reads (``rangespec.yaml``): ClusterQueue usage against nominal quota, and the mean time to
 admission per workload class.
 
+Measured at stop 20 (2026-11-26, main after merging s20-sched, s20-engine, s20-tas and s20-large: flavor
+checks remembered, WorkloadInfo kept per version, TAS placements remembered while TAS usage is unchanged, one
+copy per submission), CPU load + run at quiet moments: baseline 1.01 + 4.16 = 5.17 s and 5.01 s; large-scale
+3.23 + 17.36 = 20.59 s (23.12 s on a busier host); TAS 1.10 + 7.64 = 8.74 s and 8.62 s (9.6-9.8 s busier),
+still over its 8 s target. Digests unchanged: cae7960668e7804b, 4b95786a64bdca43, 2ec8e436e537ca0c.
+
 Measured at stop 19 (2026-11-26, main 87ce390: Workload creates admitted once per shape, exact classic
 preemption shortcuts, lazy YAML positions), two runs, load average under 2, CPU load + run: baseline 0.99 +
 4.98 = 5.97 s and 6.47 s; large-scale 3.19 + 20.03 = 23.23 s and 23.44 s; TAS 1.07 + 9.19 = 10.27 s and
