@@ -64,3 +64,16 @@ metadata: {{name: {name}, namespace: {namespace}, labels: {label_text}}}
 spec:{extra}
   replicatedJobs:{replicated}
 """
+
+
+def cohort_cluster_queue(name: str, flavor: str, nominal: Any, borrowing: Any, within: str,
+                         reclaim: str) -> dict[str, Any]:
+    """A ClusterQueue of Cohort ``org`` with one cpu quota (``borrowing`` None: no limit) and the two
+    preemption policies: what the generated runs of the shortcut property tests are made of."""
+    resource: dict[str, Any] = {"name": "cpu", "nominalQuota": str(nominal)}
+    if borrowing is not None:
+        resource["borrowingLimit"] = str(borrowing)
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": {
+        "cohortName": "org", "namespaceSelector": {},
+        "preemption": {"withinClusterQueue": within, "reclaimWithinCohort": reclaim},
+        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": flavor, "resources": [resource]}]}]}}

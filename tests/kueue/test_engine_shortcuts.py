@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
 from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kueue.engine.settings import EngineSettings
-from tests.kueue.harness import V137, kueue_config
+from tests.kueue.harness import V137, cohort_cluster_queue, kueue_config
 
 K = "kueue.x-k8s.io/v1beta2"
 RACK = "cloud.provider.com/topology-rack"
@@ -68,13 +68,7 @@ def _objects(setup: dict[str, Any]) -> tuple[list[dict[str, Any]], list[tuple[fl
         flavor = {"nodeLabels": {"pool": "tas"}, "topologyName": "topo"}
     first.append({"apiVersion": K, "kind": "ResourceFlavor", "metadata": {"name": "f"}, "spec": flavor})
     for i, cq in enumerate(setup["cqs"]):
-        resource: dict[str, Any] = {"name": "cpu", "nominalQuota": str(cq["nominal"])}
-        if cq["borrowing"] is not None:
-            resource["borrowingLimit"] = str(cq["borrowing"])
-        first.append({"apiVersion": K, "kind": "ClusterQueue", "metadata": {"name": f"cq{i}"}, "spec": {
-            "cohortName": "org", "namespaceSelector": {},
-            "preemption": {"withinClusterQueue": cq["within"], "reclaimWithinCohort": cq["reclaim"]},
-            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [resource]}]}]}})
+        first.append(cohort_cluster_queue(f"cq{i}", "f", cq["nominal"], cq["borrowing"], cq["within"], cq["reclaim"]))
         first.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"ns{i}"}})
         first.append({"apiVersion": K, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": f"ns{i}"},
                       "spec": {"clusterQueue": f"cq{i}"}})

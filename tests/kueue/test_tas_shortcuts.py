@@ -34,7 +34,7 @@ from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment, to_api
 from jobsetctl.kueue.engine.tas_tree import DomainState
 from jobsetctl.kueue.engine.workload import WorkloadInfo
 from jobsetctl.kueue.features import DEFAULT_GATES
-from tests.kueue.harness import V137, kueue_config
+from tests.kueue.harness import V137, cohort_cluster_queue, kueue_config
 
 K = "kueue.x-k8s.io/v1beta2"
 RACK = "cloud.provider.com/topology-rack"
@@ -69,13 +69,7 @@ def _objects(setup: dict[str, Any]) -> list[dict[str, Any]]:
         {"apiVersion": K, "kind": "ResourceFlavor", "metadata": {"name": "tas"},
          "spec": {"nodeLabels": {"group": "tas"}, "topologyName": "topo"}}]
     for i, q in enumerate(setup["queues"]):
-        resource: dict[str, Any] = {"name": "cpu", "nominalQuota": str(q["nominal"])}
-        if q["borrowing"] is not None:
-            resource["borrowingLimit"] = str(q["borrowing"])
-        out.append({"apiVersion": K, "kind": "ClusterQueue", "metadata": {"name": f"cq{i}"}, "spec": {
-            "cohortName": "org", "namespaceSelector": {},
-            "preemption": {"withinClusterQueue": q["within"], "reclaimWithinCohort": q["reclaim"]},
-            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "tas", "resources": [resource]}]}]}})
+        out.append(cohort_cluster_queue(f"cq{i}", "tas", q["nominal"], q["borrowing"], q["within"], q["reclaim"]))
         out.append({"apiVersion": K, "kind": "LocalQueue", "metadata": {"name": f"lq{i}", "namespace": "default"},
                     "spec": {"clusterQueue": f"cq{i}"}})
     return out
