@@ -18,7 +18,7 @@ admission per workload class.
 Measured at stop 20 (2026-11-26, main after merging s20-sched, s20-engine, s20-tas and s20-large: flavor
 checks remembered, WorkloadInfo kept per version, TAS placements remembered while TAS usage is unchanged, one
 copy per submission), CPU load + run at quiet moments: baseline 1.01 + 4.16 = 5.17 s and 5.01 s; large-scale
-3.23 + 17.36 = 20.59 s (23.12 s on a busier host); TAS 1.10 + 7.64 = 8.74 s and 8.62 s (9.6-9.8 s busier),
+3.23 + 17.36 = 20.59 s and 21.40 s (23.12 s on a busier host); TAS 1.10 + 7.64 = 8.74 s, 8.62 s, 8.61 s and 8.70 s (9.6-9.8 s busier),
 still over its 8 s target. Digests unchanged: cae7960668e7804b, 4b95786a64bdca43, 2ec8e436e537ca0c.
 
 Measured at stop 19 (2026-11-26, main 87ce390: Workload creates admitted once per shape, exact classic
