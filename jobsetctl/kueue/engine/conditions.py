@@ -72,15 +72,11 @@ def true_in(first: dict[Any, dict[str, Any]], kind: str) -> bool:
 
 
 def is_true(obj: Object, kind: str) -> bool:
-    """The first condition of this type is True (:func:`find_condition`'s scan, written out: it runs for
-    every predicate of every reconcile)."""
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        return False
-    for cond in status.get("conditions") or ():
-        if isinstance(cond, dict) and cond.get("type") == kind:
-            return cond.get("status") == "True"
-    return False
+    """The first condition of this type is True (the per-type predicate of :func:`_true_predicate`)."""
+    predicate = _PREDICATES.get(kind)
+    if predicate is None:
+        predicate = _PREDICATES[kind] = _true_predicate(kind)
+    return predicate(obj)
 
 
 def is_false(obj: Object, kind: str) -> bool:
@@ -136,8 +132,9 @@ STATUS_ADMITTED = "admitted"
 STATUS_FINISHED = "finished"
 
 
-def _true_predicate(kind: str) -> Any:
-    """``is_true(obj, kind)`` for one condition type, as one function (no call per call to :func:`is_true`)."""
+def _true_predicate(kind: str) -> Callable[[Object], bool]:
+    """Whether the first condition of type ``kind`` is True, as one function per type: the reconcile hot
+    path calls these directly (:func:`find_condition`'s scan written out, no call inside)."""
 
     def predicate(obj: Object) -> bool:
         status = obj.get("status")
@@ -149,6 +146,9 @@ def _true_predicate(kind: str) -> Any:
         return False
     return predicate
 
+
+#: The predicates :func:`is_true` made, per condition type.
+_PREDICATES: dict[str, Callable[[Object], bool]] = {}
 
 has_quota_reservation: Callable[[Object], bool] = _true_predicate(names.QUOTA_RESERVED)
 is_admitted: Callable[[Object], bool] = _true_predicate(names.ADMITTED)
