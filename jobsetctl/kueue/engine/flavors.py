@@ -105,6 +105,25 @@ def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res
                 attempt.no_fit_reason = names.NO_MATCHING_FLAVOR
 
 
+#: ``RGByResource`` per ``resource_groups`` tuple (immutable, of frozen groups; kept alive with the answer, so
+#: its id is not reused meanwhile): the first group covering each resource. Asked per resource per attempt.
+_GROUPS_BY_RESOURCE: dict[int, tuple[tuple[ResourceGroup, ...], dict[str, ResourceGroup]]] = {}
+
+
+def _groups_by_resource(groups: tuple[ResourceGroup, ...]) -> dict[str, ResourceGroup]:
+    hit = _GROUPS_BY_RESOURCE.get(id(groups))
+    if hit is not None and hit[0] is groups:
+        return hit[1]
+    by_resource: dict[str, ResourceGroup] = {}
+    for group in groups:
+        for resource in group.covered_resources:
+            by_resource.setdefault(resource, group)
+    if len(_GROUPS_BY_RESOURCE) > 1024:
+        _GROUPS_BY_RESOURCE.clear()
+    _GROUPS_BY_RESOURCE[id(groups)] = (groups, by_resource)
+    return by_resource
+
+
 def _taint_text(taint: Any) -> str:
     """How Go's ``%s`` prints a ``corev1.Taint`` value: ``{key value effect <nil>}`` (a quirk kept)."""
     return f"{{{taint.key} {taint.value} {taint.effect} <nil>}}"
@@ -131,7 +150,7 @@ class FlavorAssigner:
         podsets = info.podsets if not counts else [p.scaled_to(c) for p, c in zip(info.podsets, counts, strict=False)]
         assignment = Assignment(last_state=AssignmentState([], cq.generation, self.scheduling_cycle,
                                                            info.scheduling_hash))
-        group_of = cq.spec.group_of
+        group_of = _groups_by_resource(cq.spec.resource_groups).get
         covers_pods = group_of(PODS) is not None
         spec_podsets = info.spec_podsets()
         spec_count = len(spec_podsets)
@@ -197,8 +216,11 @@ class FlavorAssigner:
             final = [considered[k] for k in sorted(considered)] if len(considered) > 1 else list(considered.values())
             failed = False
             for index, podset, requests, _ in members:
+                # Each podset's status has its own list of reasons (the TAS step may add to one); a group of one
+                # takes the group's list, which nothing else holds.
                 psa = PodSetAssignment(podset.name, self._resolve_podset_flavors(index, requests, group_flavors),
-                                       Status(list(reasons), err, no_fit_reason), requests, podset.count, None, final)
+                                       Status(reasons if single else list(reasons), err, no_fit_reason), requests,
+                                       podset.count, None, final)
                 self._append(assignment, psa)
                 if err is not None or (requests and not psa.flavors):
                     failed = True
@@ -246,12 +268,13 @@ class FlavorAssigner:
         cq = self.cq
         fungibility = cq.spec.fungibility
         preference = fungibility.preference
-        node = cq.node
+        quotas = cq.node.quotas
         info = self.info
         reasons: list[str] = []
         covered = group.covered_resources
         # Sorted by resource name (the names are distinct, so the values never decide).
-        group_requests = sorted((r, v) for r, v in requests.items() if r in covered)
+        group_requests = sorted([(r, v) for r, v in requests.items() if r in covered])
+        fits_quota = self._fits_quota
         spec_count = len(spec_podsets)
         podsets = [spec_podsets[i] if i < spec_count else {} for i in indexes]
         best: dict[str, FlavorAssignment] = {}
@@ -285,8 +308,8 @@ class FlavorAssigner:
             no_fit_reason = ""
             for r, value in group_requests:
                 fr = (flavor_name, r)
-                p_mode, borrow, reason, reason_no_fit = self._fits_quota(fr, assignment_usage.get(fr, 0), value,
-                                                                         node.quota(fr))
+                p_mode, borrow, reason, reason_no_fit = fits_quota(fr, assignment_usage.get(fr, 0), value,
+                                                                   quotas.get(fr))
                 if reason is not None:
                     quota_reasons.append(reason)
                     reasons.append(reason)
@@ -359,9 +382,10 @@ class FlavorAssigner:
         return _flavor_mismatch(spec, flavor, flavor_name)
 
     def _fits_quota(self, fr: FlavorResource, assumed: int, request: int,
-                    quota: Quota) -> tuple[int, int, str | None, str]:
+                    quota: Quota | None) -> tuple[int, int, str | None, str]:
         """``fitsResourceQuota``: the granular mode, the borrowing height, and when it does not simply fit,
-        the reason and the NoFit reason of its status."""
+        the reason and the NoFit reason of its status (``quota``: the ClusterQueue's, None when it has
+        none for ``fr``)."""
         node = self.cq.node
         value = assumed + request
         max_capacity = potential_available(node, fr)
@@ -371,14 +395,14 @@ class FlavorAssigner:
                 resource=resource, flavor=flavor, assumed=quantity_string(resource, assumed),
                 request=quantity_string(resource, request),
                 capacity=quantity_string(resource, max_capacity)), names.EXCEEDS_MAX_QUOTA
-        available = cq_available(node, fr)
         borrow, may_reclaim = lowest_subtree_that_fits(node, fr, value)
+        available = cq_available(node, fr)
         if value <= available:
             return P_FIT, borrow, None, ""
         flavor, resource = fr
         reason = (f"insufficient unused quota for {resource} in flavor {flavor}, "
                   f"{quantity_string(resource, value - available)} more needed")
-        if quota.nominal >= value or may_reclaim or self._can_preempt_while_borrowing():
+        if (quota is not None and quota.nominal >= value) or may_reclaim or self._can_preempt_while_borrowing():
             possibility, borrow_after = self.oracle(self.info, fr, value)
             mode = FROM_POSSIBILITY[possibility]
             return mode, borrow_after, reason, "" if mode != P_NO_FIT else names.WAITING_FOR_QUOTA
