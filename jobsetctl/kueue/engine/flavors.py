@@ -363,13 +363,36 @@ class FlavorAssigner:
                     and hit[4] is tas_flavors and hit[5] is manager and hit[6] == flavor_name):
                 message = hit[7]
             else:
-                message = self._check_podset(podset, flavor, flavor_name, group)
+                message = self._check_podset_by_content(podset, flavor, flavor_name, group, manager)
                 if len(_CHECK_MEMO) >= MAX_CHECK_MEMO:
                     _CHECK_MEMO.clear()
                 _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, flavor_name, message)
             if message is not None:
                 return message
         return None
+
+    def _check_podset_by_content(self, podset: dict[str, Any], flavor: FlavorSpec, flavor_name: str,
+                                 group: ResourceGroup, manager: Any) -> str | None:
+        """:meth:`_check_podset`, remembered per content of what it reads of the podset (see
+        :data:`_CHECK_BY_CONTENT`): the podsets of one workload class are distinct objects alike."""
+        if self.tas is None or flavor.topology_name is None:
+            # Without TAS the pod spec's half is remembered by content already; a TAS check against a flavor
+            # without a topology reads the pod's requests, which the key does not hold.
+            return self._check_podset(podset, flavor, flavor_name, group)
+        cq = self.cq
+        spec, tas_flavors = cq.spec, cq.tas_flavors
+        pod_spec = (podset.get("template") or {}).get("spec") or {}
+        key = (repr(podset.get("topologyRequest")), repr(pod_spec.get("tolerations")), repr(pod_spec.get("nodeSelector")),
+               repr(pod_spec.get("affinity")), id(flavor), id(group), id(spec), id(tas_flavors), id(manager))
+        hit = _CHECK_BY_CONTENT.get(key)
+        if (hit is not None and hit[0] is flavor and hit[1] is group and hit[2] is spec and hit[3] is tas_flavors
+                and hit[4] is manager and hit[5] == flavor_name):
+            return hit[6]
+        message = self._check_podset(podset, flavor, flavor_name, group)
+        if len(_CHECK_BY_CONTENT) >= MAX_CHECK_MEMO:
+            _CHECK_BY_CONTENT.clear()
+        _CHECK_BY_CONTENT[key] = (flavor, group, spec, tas_flavors, manager, flavor_name, message)
+        return message
 
     def _check_podset(self, podset: dict[str, Any], flavor: FlavorSpec, flavor_name: str,
                       group: ResourceGroup) -> str | None:
@@ -423,6 +446,15 @@ class FlavorAssigner:
 #: A podset is checked against the same flavor at every attempt of its workload.
 _CHECK_MEMO: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 MAX_CHECK_MEMO = 16384
+
+#: :meth:`FlavorAssigner._check_podset` answers against a TAS flavor (one with a topology) per content of the
+#: podset's parts it reads: the ``repr`` of its ``topologyRequest`` (``TASManager.explicit`` and
+#: ``Placement.has_level`` read nothing else of the podset) and of its pod spec's tolerations, nodeSelector and
+#: affinity (:func:`_flavor_mismatch`'s key), with the same objects as :data:`_CHECK_MEMO` (the flavor, the
+#: group, the ClusterQueue's spec and TAS flavor caches, the TAS manager; kept alive with the answer). The
+#: ``repr`` of JSON data is one text per content (keys in another order only miss). Against a flavor without a
+#: topology the TAS check reads the pod's requests too: those are not remembered here.
+_CHECK_BY_CONTENT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 #: ``_flavor_mismatch`` answers per (tolerations, nodeSelector, affinity) of a pod spec and flavor object
 #: (kept alive here): workloads of one class carry the same ones and are checked at every attempt.

@@ -289,6 +289,17 @@ class Preemptor:
         self._targets[key] = (info, list(targets))
         return targets
 
+    def known_without_targets(self, info: WorkloadInfo, cq: ClusterQueueState, usage: FRQuantities,
+                              frs_need_preemption: set[FlavorResource]) -> bool:
+        """Whether :meth:`get_targets` is known to answer no targets for these arguments, whatever its
+        ``tas_requests``: while frozen, with the shortcuts on and classic preemption, it answers an empty
+        list from its memo when the quota-only question (the same key) found no targets, with or without
+        topology requests (see there). The flavor assigner's oracle asks that question first."""
+        if self.fair_sharing is not None or not self._frozen or not self.shortcuts:
+            return False
+        hit = self._targets.get((id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption)))
+        return hit is not None and hit[0] is info and not hit[1]
+
     def simulate(self, info: WorkloadInfo, cq: ClusterQueueState, fr: FlavorResource, quantity: int) -> tuple[int, int]:
         """``PreemptionOracle.SimulatePreemption``: (NoCandidates|Preempt|Reclaim, borrowing level after)."""
         targets = self.get_targets(info, cq, {fr: quantity}, {fr})

@@ -220,7 +220,11 @@ class Scheduler:
         if mode == FIT:
             return full, targets
         if mode == PREEMPT:
-            targets = engine.targets_for(info, cq, full)
+            # Most Preempt assignments are those the oracle found no targets for: the same question is not
+            # asked again (nor its topology requests built).
+            if not engine.preemptor.known_without_targets(info, cq, full.total_requests(info),
+                                                          full.flavors_needing_preemption()):
+                targets = engine.targets_for(info, cq, full)
             if targets:
                 return self._after_tas(tas, info, cq, full, targets)
         if self._partial_admission and info.can_be_partially_admitted():
