@@ -291,10 +291,8 @@ class Preemptor:
 
     def known_without_targets(self, info: WorkloadInfo, cq: ClusterQueueState, usage: FRQuantities,
                               frs_need_preemption: set[FlavorResource]) -> bool:
-        """Whether :meth:`get_targets` is known to answer no targets for these arguments, whatever its
-        ``tas_requests``: while frozen, with the shortcuts on and classic preemption, it answers an empty
-        list from its memo when the quota-only question (the same key) found no targets, with or without
-        topology requests (see there). The flavor assigner's oracle asks that question first."""
+        """Whether :meth:`get_targets` answers no targets here, whatever its ``tas_requests``: its memo holds
+        an empty answer to this quota-only question (the flavor assigner's oracle asks it first)."""
         if self.fair_sharing is not None or not self._frozen or not self.shortcuts:
             return False
         hit = self._targets.get((id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption)))
@@ -453,7 +451,6 @@ class _Candidate:
 _by_key = attrgetter("key")
 
 
-
 class _CandidateIterator:
     """``classical/candidate_generator.go``."""
 
@@ -467,8 +464,7 @@ class _CandidateIterator:
         for group in (same_queue, hierarchy, priority):
             group.sort(key=_by_key)
         ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
-        evicted = [c for c in ordered if c.evicted]
-        # Those being evicted first (a stable partition: with none, the order as it is).
+        evicted = [c for c in ordered if c.evicted]  # first, in a stable partition (none: the order as it is)
         self.candidates = evicted + [c for c in ordered if not c.evicted] if evicted else ordered
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy
