@@ -1,11 +1,16 @@
-"""The flavor assigner's remembered flavor checks (``flavors._CHECK_MEMO``) follow what the checks read:
-a ClusterQueue or Topology replaced by a new version is checked afresh for the same podset object."""
+"""The flavor assigner's remembered flavor checks (``flavors._CHECK_MEMO``, per podset object, and
+``flavors._CHECK_BY_CONTENT``, per podset content) follow what the checks read: a ClusterQueue or Topology
+replaced by a new version is checked afresh for the same podset object, and a podset differing in a part the
+check reads is checked afresh."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+import pytest
+
+from jobsetctl.kueue.engine import flavors
 from jobsetctl.kueue.engine.assignment import FIT, NO_FIT
 from jobsetctl.kueue.engine.flavors import FlavorAssigner
 from jobsetctl.kueue.engine.workload import WorkloadInfo
@@ -73,3 +78,60 @@ def test_a_cluster_queue_moved_to_a_flavor_without_topology_is_checked_afresh() 
                                         'Flavor "plain" does not support TopologyAwareScheduling')
     h.add(copy.deepcopy(_cluster_queue("tas")))
     assert _assign(h, info) == (FIT, "")
+
+
+# ---- the answers remembered per podset content (``flavors._CHECK_BY_CONTENT``) ---------------------------
+
+def _tainted_harness() -> Harness:
+    """The harness with the TAS flavor tainted (``k=v:NoSchedule``) and labelled ``pool: tas``."""
+    h = _harness()
+    h.add({"apiVersion": K, "kind": "ResourceFlavor", "metadata": {"name": "tas"},
+           "spec": {"nodeLabels": {"pool": "tas"}, "topologyName": "topo",
+                    "nodeTaints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}})
+    return h
+
+
+def _podset_info(name: str, **changes: Any) -> WorkloadInfo:
+    """A workload whose one podset asks for the block level and tolerates the taint; ``changes`` replace
+    the podset's ``topologyRequest`` or its pod spec's ``tolerations``, ``nodeSelector``, ``affinity``."""
+    pod: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                           "tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}]}
+    podset: dict[str, Any] = {"name": "main", "count": 1, "topologyRequest": {"required": BLOCK},
+                              "template": {"spec": pod}}
+    for key, value in changes.items():
+        if key == "topologyRequest":
+            podset[key] = value
+        elif value is None:
+            pod.pop(key, None)
+        else:
+            pod[key] = value
+    return WorkloadInfo({"apiVersion": K, "kind": "Workload", "metadata": {"name": name, "namespace": ""},
+                         "spec": {"podSets": [podset]}, "status": {}})
+
+
+_NOT_AFFINE = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["other"]}]}]}}}
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"topologyRequest": {"required": "cloud.com/missing"}}, 'Flavor "tas" does not contain the requested level'),
+    ({"tolerations": None}, "untolerated taint {k v NoSchedule <nil>} in flavor tas"),
+    ({"nodeSelector": {"pool": "other"}}, "flavor tas doesn't match node affinity"),
+    ({"affinity": _NOT_AFFINE}, "flavor tas doesn't match node affinity"),
+], ids=["topologyRequest", "tolerations", "nodeSelector", "affinity"])
+def test_a_podset_differing_in_a_part_the_check_reads_is_checked_afresh(changes: dict[str, Any], message: str) -> None:
+    h = _tainted_harness()
+    assert _assign(h, _podset_info("first")) == (FIT, "")
+    assert _assign(h, _podset_info("second", **changes)) == (
+        NO_FIT, f"couldn't assign flavors to pod set main: {message}")
+
+
+def test_podsets_alike_in_content_share_one_remembered_check() -> None:
+    h = _tainted_harness()
+    assert _assign(h, _podset_info("first")) == (FIT, "")
+    remembered = len(flavors._CHECK_BY_CONTENT)
+    # Another workload of the class: other objects, the same content (the pod's requests are not read).
+    other = _podset_info("second")
+    other.obj["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    assert _assign(h, other) == (FIT, "")
+    assert len(flavors._CHECK_BY_CONTENT) == remembered

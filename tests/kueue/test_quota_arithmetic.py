@@ -2,7 +2,8 @@
 local quota out for speed; here each is compared, on random Cohort trees with lending and borrowing
 limits and random usage, with the formula as ``resource_node.go`` states it in terms of ``local_quota``
 (``available``, ``potentialAvailable``, ``addUsage``, ``removeUsage``, ``QuantitiesFitInQuota``,
-``FindHeightOfLowestSubtreeThatFits``)."""
+``FindHeightOfLowestSubtreeThatFits``, ``getNodeHeight``), and the scheduler's quota-only fit check with nothing
+removed (``_virtual_available``) with ``ClusterQueueSnapshot.Available``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from jobsetctl.kueue.engine.quota import (
     ResourceNode,
     add_usage,
     available,
+    cq_available,
     lowest_subtree_that_fits,
     node_height,
     potential_available,
@@ -23,6 +25,7 @@ from jobsetctl.kueue.engine.quota import (
     remove_usage,
     update_tree,
 )
+from jobsetctl.kueue.engine.scheduler import _virtual_available
 
 FR = ("f", "cpu")
 OTHER = ("f", "memory")
@@ -101,6 +104,12 @@ def _lowest(cq: ResourceNode, fr: tuple[str, str], value: int) -> tuple[int, boo
     return node_height(cq.root()), False
 
 
+def _height(node: ResourceNode) -> int:
+    """``getNodeHeight``: 0 for a leaf, else one more than the tallest child (a ClusterQueue's height is 0)."""
+    children = [*node.child_cohorts.values(), *node.child_cqs.values()]
+    return max((_height(child) + 1 for child in children), default=0)
+
+
 @st.composite
 def trees(draw: st.DrawFn) -> tuple[ResourceNode, list[ResourceNode]]:
     """A root Cohort, an optional child Cohort, and one to four ClusterQueues under either."""
@@ -152,10 +161,13 @@ def test_quota_arithmetic_agrees_with_its_definitions(tree: tuple[ResourceNode, 
             assert potential_available(cq, fr) == _potential(cq, fr)
             assert lowest_subtree_that_fits(cq, fr, request) == _lowest(cq, fr, request)
             assert cq.local_available(fr) == _local_available(cq, fr)
+            assert cq_available(cq, fr) == _virtual_available(cq, fr, {}) == max(0, _available(cq, fr))
         requests = {FR: request, OTHER: request // 2}
         fits = all(cq.subtree_quota.get(fr, 0) >= cq.usage.get(fr, 0) + v for fr, v in requests.items())
         assert quantities_fit_in_quota(cq, requests) == (
             fits, {fr: max(0, v - _local_available(cq, fr)) for fr, v in requests.items()})
+    for node in _walk(root):
+        assert node_height(node) == _height(node)
 
 
 def _walk(node: ResourceNode) -> list[ResourceNode]:

@@ -105,6 +105,25 @@ def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res
                 attempt.no_fit_reason = names.NO_MATCHING_FLAVOR
 
 
+#: ``RGByResource`` per ``resource_groups`` tuple (immutable, of frozen groups; kept alive with the answer, so
+#: its id is not reused meanwhile): the first group covering each resource. Asked per resource per attempt.
+_GROUPS_BY_RESOURCE: dict[int, tuple[tuple[ResourceGroup, ...], dict[str, ResourceGroup]]] = {}
+
+
+def _groups_by_resource(groups: tuple[ResourceGroup, ...]) -> dict[str, ResourceGroup]:
+    hit = _GROUPS_BY_RESOURCE.get(id(groups))
+    if hit is not None and hit[0] is groups:
+        return hit[1]
+    by_resource: dict[str, ResourceGroup] = {}
+    for group in groups:
+        for resource in group.covered_resources:
+            by_resource.setdefault(resource, group)
+    if len(_GROUPS_BY_RESOURCE) > 1024:
+        _GROUPS_BY_RESOURCE.clear()
+    _GROUPS_BY_RESOURCE[id(groups)] = (groups, by_resource)
+    return by_resource
+
+
 def _taint_text(taint: Any) -> str:
     """How Go's ``%s`` prints a ``corev1.Taint`` value: ``{key value effect <nil>}`` (a quirk kept)."""
     return f"{{{taint.key} {taint.value} {taint.effect} <nil>}}"
@@ -131,7 +150,7 @@ class FlavorAssigner:
         podsets = info.podsets if not counts else [p.scaled_to(c) for p, c in zip(info.podsets, counts, strict=False)]
         assignment = Assignment(last_state=AssignmentState([], cq.generation, self.scheduling_cycle,
                                                            info.scheduling_hash))
-        group_of = cq.spec.group_of
+        group_of = _groups_by_resource(cq.spec.resource_groups).get
         covers_pods = group_of(PODS) is not None
         spec_podsets = info.spec_podsets()
         spec_count = len(spec_podsets)
@@ -197,8 +216,11 @@ class FlavorAssigner:
             final = [considered[k] for k in sorted(considered)] if len(considered) > 1 else list(considered.values())
             failed = False
             for index, podset, requests, _ in members:
+                # Each podset's status has its own list of reasons (the TAS step may add to one); a group of one
+                # takes the group's list, which nothing else holds.
                 psa = PodSetAssignment(podset.name, self._resolve_podset_flavors(index, requests, group_flavors),
-                                       Status(list(reasons), err, no_fit_reason), requests, podset.count, None, final)
+                                       Status(reasons if single else list(reasons), err, no_fit_reason), requests,
+                                       podset.count, None, final)
                 self._append(assignment, psa)
                 if err is not None or (requests and not psa.flavors):
                     failed = True
@@ -246,12 +268,13 @@ class FlavorAssigner:
         cq = self.cq
         fungibility = cq.spec.fungibility
         preference = fungibility.preference
-        node = cq.node
+        quotas = cq.node.quotas
         info = self.info
         reasons: list[str] = []
         covered = group.covered_resources
         # Sorted by resource name (the names are distinct, so the values never decide).
-        group_requests = sorted((r, v) for r, v in requests.items() if r in covered)
+        group_requests = sorted([(r, v) for r, v in requests.items() if r in covered])
+        fits_quota = self._fits_quota
         spec_count = len(spec_podsets)
         podsets = [spec_podsets[i] if i < spec_count else {} for i in indexes]
         best: dict[str, FlavorAssignment] = {}
@@ -285,8 +308,8 @@ class FlavorAssigner:
             no_fit_reason = ""
             for r, value in group_requests:
                 fr = (flavor_name, r)
-                p_mode, borrow, reason, reason_no_fit = self._fits_quota(fr, assignment_usage.get(fr, 0), value,
-                                                                         node.quota(fr))
+                p_mode, borrow, reason, reason_no_fit = fits_quota(fr, assignment_usage.get(fr, 0), value,
+                                                                   quotas.get(fr))
                 if reason is not None:
                     quota_reasons.append(reason)
                     reasons.append(reason)
@@ -340,13 +363,36 @@ class FlavorAssigner:
                     and hit[4] is tas_flavors and hit[5] is manager and hit[6] == flavor_name):
                 message = hit[7]
             else:
-                message = self._check_podset(podset, flavor, flavor_name, group)
+                message = self._check_podset_by_content(podset, flavor, flavor_name, group, manager)
                 if len(_CHECK_MEMO) >= MAX_CHECK_MEMO:
                     _CHECK_MEMO.clear()
                 _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, flavor_name, message)
             if message is not None:
                 return message
         return None
+
+    def _check_podset_by_content(self, podset: dict[str, Any], flavor: FlavorSpec, flavor_name: str,
+                                 group: ResourceGroup, manager: Any) -> str | None:
+        """:meth:`_check_podset`, remembered per content of what it reads of the podset (see
+        :data:`_CHECK_BY_CONTENT`): the podsets of one workload class are distinct objects alike."""
+        if self.tas is None or flavor.topology_name is None:
+            # Without TAS the pod spec's half is remembered by content already; a TAS check against a flavor
+            # without a topology reads the pod's requests, which the key does not hold.
+            return self._check_podset(podset, flavor, flavor_name, group)
+        cq = self.cq
+        spec, tas_flavors = cq.spec, cq.tas_flavors
+        pod_spec = (podset.get("template") or {}).get("spec") or {}
+        key = (repr(podset.get("topologyRequest")), repr(pod_spec.get("tolerations")), repr(pod_spec.get("nodeSelector")),
+               repr(pod_spec.get("affinity")), id(flavor), id(group), id(spec), id(tas_flavors), id(manager))
+        hit = _CHECK_BY_CONTENT.get(key)
+        if (hit is not None and hit[0] is flavor and hit[1] is group and hit[2] is spec and hit[3] is tas_flavors
+                and hit[4] is manager and hit[5] == flavor_name):
+            return hit[6]
+        message = self._check_podset(podset, flavor, flavor_name, group)
+        if len(_CHECK_BY_CONTENT) >= MAX_CHECK_MEMO:
+            _CHECK_BY_CONTENT.clear()
+        _CHECK_BY_CONTENT[key] = (flavor, group, spec, tas_flavors, manager, flavor_name, message)
+        return message
 
     def _check_podset(self, podset: dict[str, Any], flavor: FlavorSpec, flavor_name: str,
                       group: ResourceGroup) -> str | None:
@@ -359,9 +405,10 @@ class FlavorAssigner:
         return _flavor_mismatch(spec, flavor, flavor_name)
 
     def _fits_quota(self, fr: FlavorResource, assumed: int, request: int,
-                    quota: Quota) -> tuple[int, int, str | None, str]:
+                    quota: Quota | None) -> tuple[int, int, str | None, str]:
         """``fitsResourceQuota``: the granular mode, the borrowing height, and when it does not simply fit,
-        the reason and the NoFit reason of its status."""
+        the reason and the NoFit reason of its status (``quota``: the ClusterQueue's, None when it has
+        none for ``fr``)."""
         node = self.cq.node
         value = assumed + request
         max_capacity = potential_available(node, fr)
@@ -371,14 +418,14 @@ class FlavorAssigner:
                 resource=resource, flavor=flavor, assumed=quantity_string(resource, assumed),
                 request=quantity_string(resource, request),
                 capacity=quantity_string(resource, max_capacity)), names.EXCEEDS_MAX_QUOTA
-        available = cq_available(node, fr)
         borrow, may_reclaim = lowest_subtree_that_fits(node, fr, value)
+        available = cq_available(node, fr)
         if value <= available:
             return P_FIT, borrow, None, ""
         flavor, resource = fr
         reason = (f"insufficient unused quota for {resource} in flavor {flavor}, "
                   f"{quantity_string(resource, value - available)} more needed")
-        if quota.nominal >= value or may_reclaim or self._can_preempt_while_borrowing():
+        if (quota is not None and quota.nominal >= value) or may_reclaim or self._can_preempt_while_borrowing():
             possibility, borrow_after = self.oracle(self.info, fr, value)
             mode = FROM_POSSIBILITY[possibility]
             return mode, borrow_after, reason, "" if mode != P_NO_FIT else names.WAITING_FOR_QUOTA
@@ -399,6 +446,15 @@ class FlavorAssigner:
 #: A podset is checked against the same flavor at every attempt of its workload.
 _CHECK_MEMO: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 MAX_CHECK_MEMO = 16384
+
+#: :meth:`FlavorAssigner._check_podset` answers against a TAS flavor (one with a topology) per content of the
+#: podset's parts it reads: the ``repr`` of its ``topologyRequest`` (``TASManager.explicit`` and
+#: ``Placement.has_level`` read nothing else of the podset) and of its pod spec's tolerations, nodeSelector and
+#: affinity (:func:`_flavor_mismatch`'s key), with the same objects as :data:`_CHECK_MEMO` (the flavor, the
+#: group, the ClusterQueue's spec and TAS flavor caches, the TAS manager; kept alive with the answer). The
+#: ``repr`` of JSON data is one text per content (keys in another order only miss). Against a flavor without a
+#: topology the TAS check reads the pod's requests too: those are not remembered here.
+_CHECK_BY_CONTENT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 #: ``_flavor_mismatch`` answers per (tolerations, nodeSelector, affinity) of a pod spec and flavor object
 #: (kept alive here): workloads of one class carry the same ones and are checked at every attempt.

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FlavorResource, FRQuantities
+from jobsetctl.kueue.engine.assignment import NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM
 from jobsetctl.kueue.engine.conditions import find_condition, is_evicted
 from jobsetctl.kueue.engine.quota import (
     ResourceNode,
@@ -288,10 +289,17 @@ class Preemptor:
         self._targets[key] = (info, list(targets))
         return targets
 
+    def known_without_targets(self, info: WorkloadInfo, cq: ClusterQueueState, usage: FRQuantities,
+                              frs_need_preemption: set[FlavorResource]) -> bool:
+        """Whether :meth:`get_targets` answers no targets here, whatever its ``tas_requests``: its memo holds
+        an empty answer to this quota-only question (the flavor assigner's oracle asks it first)."""
+        if self.fair_sharing is not None or not self._frozen or not self.shortcuts:
+            return False
+        hit = self._targets.get((id(info), cq.name, frozenset(usage.items()), frozenset(frs_need_preemption)))
+        return hit is not None and hit[0] is info and not hit[1]
+
     def simulate(self, info: WorkloadInfo, cq: ClusterQueueState, fr: FlavorResource, quantity: int) -> tuple[int, int]:
         """``PreemptionOracle.SimulatePreemption``: (NoCandidates|Preempt|Reclaim, borrowing level after)."""
-        from jobsetctl.kueue.engine.assignment import NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM
-
         targets = self.get_targets(info, cq, {fr: quantity}, {fr})
         if not targets:
             borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
@@ -443,7 +451,6 @@ class _Candidate:
 _by_key = attrgetter("key")
 
 
-
 class _CandidateIterator:
     """``classical/candidate_generator.go``."""
 
@@ -457,9 +464,8 @@ class _CandidateIterator:
         for group in (same_queue, hierarchy, priority):
             group.sort(key=_by_key)
         ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
-        evicted = [c for c in ordered if c.evicted]
-        rest = [c for c in ordered if not c.evicted]
-        self.candidates = evicted + rest
+        evicted = [c for c in ordered if c.evicted]  # first, in a stable partition (none: the order as it is)
+        self.candidates = evicted + [c for c in ordered if not c.evicted] if evicted else ordered
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy
         self.index = 0
@@ -549,6 +555,8 @@ class _CandidateIterator:
             out = hierarchy if advantage else priority
             if advantage or with_priority_group:
                 self._collect(root, root, previous, advantage, out)
+            if root.parent is None:
+                break  # the whole tree is done: what fits at its root is read by nothing
             fits, remaining = quantities_fit_in_quota(root, remaining)
             advantage = advantage or fits
             previous = root

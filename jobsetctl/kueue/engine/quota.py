@@ -240,24 +240,43 @@ def is_within_nominal(node: ResourceNode, frs: Iterable[FlavorResource]) -> bool
 
 def node_height(node: ResourceNode) -> int:
     """``getNodeHeight``: distance to the furthest leaf (a Cohort with only ClusterQueues has height 1)."""
-    height = min(node.child_count(), 1)
-    for cohort in node.child_cohorts.values():
-        height = max(height, node_height(cohort) + 1)
-    return height
+    cohorts = node.child_cohorts
+    if not cohorts:
+        return 1 if node.child_cqs else 0
+    # At least one child: the tallest child Cohort's height + 1 is at least 1.
+    return max(node_height(cohort) for cohort in cohorts.values()) + 1
 
 
 def lowest_subtree_that_fits(cq: ResourceNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """``FindHeightOfLowestSubtreeThatFits``: the height of the lowest subtree fitting ``value`` more of
-    ``fr``, and whether that subtree is smaller than the whole tree."""
-    parent = cq.parent
-    if parent is None:
+    ``fr``, and whether that subtree is smaller than the whole tree. (``borrowing_with`` and
+    ``local_available`` written out: asked per flavor-resource per assignment attempt.)"""
+    node = cq.parent
+    if node is None:
         return 0, False
-    if (cq.quotas.get(fr, NO_QUOTA).nominal >= cq.usage.get(fr, 0) + value if cq.is_cq
-            else not cq.borrowing_with(fr, value)):
+    usage = cq.usage.get(fr, 0)
+    quota = cq.quotas.get(fr)
+    if cq.is_cq:
+        if (NO_QUOTA if quota is None else quota).nominal >= usage + value:
+            return 0, True
+    elif cq.subtree_quota.get(fr, 0) >= usage + value:
         return 0, True
-    remaining = value - cq.local_available(fr)
-    for node in cq.ancestors():
-        if not node.borrowing_with(fr, remaining):
-            return node_height(node), node.parent is not None
-        remaining -= node.local_available(fr)
-    return node_height(cq.root()), False
+    if quota is None or quota.lending_limit is None:
+        remaining = value - max(0, -usage)
+    else:
+        remaining = value - max(0, max(0, cq.subtree_quota.get(fr, 0) - quota.lending_limit) - usage)
+    while True:
+        # An ancestor is a Cohort: borrowing means usage above its subtree quota.
+        usage = node.usage.get(fr, 0)
+        subtree = node.subtree_quota.get(fr, 0)
+        parent = node.parent
+        if subtree >= usage + remaining:
+            return node_height(node), parent is not None
+        quota = node.quotas.get(fr)
+        if quota is None or quota.lending_limit is None:
+            remaining -= max(0, -usage)
+        else:
+            remaining -= max(0, max(0, subtree - quota.lending_limit) - usage)
+        if parent is None:
+            return node_height(node), False
+        node = parent

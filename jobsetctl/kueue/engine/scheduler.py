@@ -87,6 +87,13 @@ class Scheduler:
         self._victim_keys: dict[Any, list[str]] = {}
         #: A cycle blocked by waitForPodsReady.blockAdmission: the entries it has yet to process.
         self.blocked: list[Entry] | None = None
+        settings = engine.settings
+        # The gates read per nomination (the engine's settings are fixed when it is made).
+        self._fungibility = settings.gate("FlavorFungibility")
+        self._partial_admission = settings.gate("PartialAdmission")
+        self._preserve_scan_progress = settings.gate("FlavorFungibilityPreserveScanProgress")
+        self._recompute_on_overlap = settings.gate("RecomputeAssignmentUponPreemptionTargetsOverlap")
+        self._tas_recompute = settings.gate("TASRecomputeAssignmentWithinSchedulingCycle")
 
     # ---- the cycle ---------------------------------------------------------------------------------
     def schedule(self) -> CycleResult:
@@ -203,28 +210,33 @@ class Scheduler:
         last = info.last_assignment
         if last is not None and self._outdated(last, cq, info.scheduling_hash):
             info.last_assignment = None
+        tas = engine.tas_assigner(cq)
         assigner = FlavorAssigner(info, cq, engine.cache.flavors, engine.oracle(cq),
-                                  fair_sharing=engine.fair is not None,
-                                  fungibility_enabled=engine.settings.gate("FlavorFungibility"),
-                                  scheduling_cycle=self.cycle_count, tas=engine.tas_assigner(cq))
+                                  fair_sharing=engine.fair is not None, fungibility_enabled=self._fungibility,
+                                  scheduling_cycle=self.cycle_count, tas=tas)
         full = assigner.assign()
         mode = full.representative_mode()
         targets: list[Target] = []
         if mode == FIT:
             return full, targets
         if mode == PREEMPT:
-            targets = engine.targets_for(info, cq, full)
+            # Most Preempt assignments are those the oracle found no targets for: the same question is not
+            # asked again (nor its topology requests built).
+            if not engine.preemptor.known_without_targets(info, cq, full.total_requests(info),
+                                                          full.flavors_needing_preemption()):
+                targets = engine.targets_for(info, cq, full)
             if targets:
-                return self._after_tas(info, cq, full, targets)
-        if engine.settings.gate("PartialAdmission") and info.can_be_partially_admitted():
+                return self._after_tas(tas, info, cq, full, targets)
+        if self._partial_admission and info.can_be_partially_admitted():
             found = _reduce(info, lambda counts: self._try_counts(assigner, info, cq, counts))
             if found is not None:
-                return self._after_tas(info, cq, found[0], found[1])
-        return self._after_tas(info, cq, full, [])
+                return self._after_tas(tas, info, cq, found[0], found[1])
+        return self._after_tas(tas, info, cq, full, [])
 
-    def _after_tas(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+    @staticmethod
+    def _after_tas(tas: Any, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
                    targets: list[Target]) -> tuple[Assignment, list[Target]]:
-        tas = self.engine.tas_assigner(cq)
+        """The TAS step for preemption (``tas``: the ClusterQueue's TAS side, None without TAS)."""
         if tas is not None:
             tas.update_assignment_for_preemption(info, cq, assignment, targets)
         return assignment, targets
@@ -244,7 +256,7 @@ class Scheduler:
     def _outdated(self, last: Any, cq: ClusterQueueState, scheduling_hash: str = "") -> bool:
         """``lastAssignmentOutdated`` with FlavorFungibilityPreserveScanProgress (beta, on): a changed
         workload shape (scheduling hash) starts over, an assignment of this or the previous cycle is kept."""
-        if self.engine.settings.gate("FlavorFungibilityPreserveScanProgress"):
+        if self._preserve_scan_progress:
             if last.scheduling_hash and scheduling_hash and last.scheduling_hash != scheduling_hash:
                 return True
             if self.cycle_count - last.scheduling_cycle <= 1:
@@ -329,7 +341,7 @@ class Scheduler:
         """``markSkipped``: with FlavorFungibilityPreserveScanProgress the flavor progress is kept."""
         entry.status = SKIPPED
         entry.inadmissible_msg = message
-        if not self.engine.settings.gate("FlavorFungibilityPreserveScanProgress"):
+        if not self._preserve_scan_progress:
             entry.info.last_assignment = None
 
     def _update_assignment_if_needed(self, entry: Entry, cq: ClusterQueueState,
@@ -340,9 +352,10 @@ class Scheduler:
         engine = self.engine
         usage = dict(entry.assignment.usage)
         check = self._fits(cq, entry, usage, preempted, entry.targets)
-        overlap = (any(t.info.key in preempted for t in entry.targets)
-                   and engine.settings.gate("RecomputeAssignmentUponPreemptionTargetsOverlap"))
-        tas_recompute = check == FITS_NO_TAS and engine.settings.gate("TASRecomputeAssignmentWithinSchedulingCycle")
+        targets = entry.targets
+        overlap = (bool(targets) and bool(preempted) and any(t.info.key in preempted for t in targets)
+                   and self._recompute_on_overlap)
+        tas_recompute = check == FITS_NO_TAS and self._tas_recompute
         if not overlap and not tas_recompute:
             return usage, check == FITS_OK
         info = entry.info
@@ -390,6 +403,9 @@ class Scheduler:
         engine = self.engine
         if not cq.tas_flavors:
             return self._quota_fits(cq, usage, preempted, targets)
+        if not preempted and not targets:
+            # Nothing to take out (the common case): the checks on the state as it is.
+            return self._fits_now(cq, entry, usage)
         victims = dict(preempted)
         for target in targets:
             victims[target.info.key] = target.info
@@ -397,17 +413,20 @@ class Scheduler:
         for victim in victims.values():
             preemptor.remove(victim)
         try:
-            node = cq.node
-            for fr, value in usage.items():
-                if cq_available(node, fr) < value:
-                    return FITS_NO_QUOTA
-            tas = engine.tas_assigner(cq)
-            if tas is not None and not tas.fits(entry.info, entry.assignment, cq):
-                return FITS_NO_TAS
-            return FITS_OK
+            return self._fits_now(cq, entry, usage)
         finally:
             for victim in victims.values():
                 preemptor.add(victim)
+
+    def _fits_now(self, cq: ClusterQueueState, entry: Entry, usage: FRQuantities) -> int:
+        node = cq.node
+        for fr, value in usage.items():
+            if cq_available(node, fr) < value:
+                return FITS_NO_QUOTA
+        tas = self.engine.tas_assigner(cq)
+        if tas is not None and not tas.fits(entry.info, entry.assignment, cq):
+            return FITS_NO_TAS
+        return FITS_OK
 
     def _quota_fits(self, cq: ClusterQueueState, usage: FRQuantities, preempted: dict[str, WorkloadInfo],
                     targets: list[Target]) -> int:
@@ -417,8 +436,15 @@ class Scheduler:
         a + b at once), so the cycle's victims are kept as totals per ClusterQueue (:meth:`_note_victim`)
         and each entry costs one pass over the ClusterQueues that lost workloads in its Cohort tree."""
         root = cq.node.root()
-        totals: dict[Any, FRQuantities] = {node: dict(values) for node, values in
-                                           self._victim_usage.get(root, {}).items()}
+        victim_usage = self._victim_usage.get(root)
+        if not victim_usage and not targets:
+            # Nothing removed: ``_virtual_available`` with no removals is ``cq_available`` (the same formula).
+            node = cq.node
+            for fr, value in usage.items():
+                if cq_available(node, fr) < value:
+                    return FITS_NO_QUOTA
+            return FITS_OK
+        totals: dict[Any, FRQuantities] = {node: dict(values) for node, values in (victim_usage or {}).items()}
         cache = self.engine.cache
         for target in targets:
             if target.info.key in preempted:
