@@ -172,3 +172,30 @@ def test_the_order_is_taken_for_the_common_requests() -> None:
         assert order is not None
         got = place_in_order(flavor, tree, order, workers, shape)
         assert got is not None and got[0]["main"].total() == 4, request
+
+
+@settings(max_examples=150, deadline=None)
+@given(trees, st.lists(st.tuples(st.integers(0, 23), st.integers(1, 9)), min_size=1, max_size=4),
+       st.lists(st.tuples(st.integers(0, 23), st.integers(-2000, 9000), st.integers(-2000, 9000)), max_size=6),
+       st.sampled_from([{"cpu": 1000}, {"cpu": 500, "memory": 2**30}, {}, {"cpu": 0}]))
+def test_holds_answers_as_fits(tree_setup: dict[str, Any], domains: list[tuple[int, int]],
+                               used: list[tuple[int, int, int]], per_pod: dict[str, int]) -> None:
+    """``TASFlavor.holds`` (one podset's assignment, the free amounts of the requested resources only)
+    against ``TASFlavor.fits`` (the leaves' whole remaining capacity), with TAS and non-TAS usage."""
+    from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
+
+    engine = _engine(True, **tree_setup)
+    flavor = engine.tas.flavors["tas"]
+    tree = flavor.current_tree()
+    leaves = tree.leaf_list
+    for index, tas_cpu, other_cpu in used:
+        leaf = leaves[index % len(leaves)]
+        flavor.usage.setdefault(leaf.id, {})["cpu"] = tas_cpu
+        if leaf.node is not None:
+            engine.tas.non_tas_by_node.setdefault(leaf.node.name, {})["cpu"] = other_cpu
+    ta = TopologyAssignment(tree.levels[-1:] if tree.lowest_is_node else tree.levels,
+                            [(leaves[i % len(leaves)].values[-1:] if tree.lowest_is_node else leaves[i % len(leaves)].values,
+                              count) for i, count in domains])
+    expected = flavor.fits([(values[-1] if tree.lowest_is_node else ",".join(values), per_pod, count)
+                            for values, count in ta.domains])
+    assert flavor.holds(ta, per_pod) == expected
