@@ -2,10 +2,13 @@
 
 With the switch off (tests only), the cache takes every new version of an admitted TAS workload out of
 the TAS books and puts it back (``Cache._delete`` then the add, as upstream's ``AddOrUpdateWorkload``
-does), the TAS side of the flavor assigner computes a workload's podsets to place at every attempt, and
-every placement on the cluster as it is runs (none is reused while the TAS usage has not moved).
-On generated clusters (racks of small nodes, one TAS flavor, ClusterQueues of one Cohort with preemption)
-and generated streams of workloads (required / preferred / sliced rack requests, priorities, durations),
+does), the TAS side of the flavor assigner computes a workload's podsets to place at every attempt,
+every placement on the cluster as it is runs (none is reused while the TAS usage has not moved), the
+cached counts are combined again from all children of a domain whose leaves moved, and phase 2 sorts
+and scans every level (none is read from the domains kept in order, see test_tas_order.py).
+On generated clusters (racks of small nodes in one or two blocks, one TAS flavor, ClusterQueues of one
+Cohort with preemption) and generated streams of workloads (required / preferred / sliced rack requests,
+unconstrained and implied ones, sliced block requests, priorities, durations),
 a whole run must leave the same Workloads, the same quota spans and preemptions, the same events and
 the same TAS books at every step, either way.
 """
@@ -45,6 +48,7 @@ HOST = "kubernetes.io/hostname"
 @st.composite
 def setups(draw: st.DrawFn) -> dict[str, Any]:
     racks = draw(st.integers(1, 3))
+    blocks = draw(st.integers(1, 2))
     nodes = draw(st.integers(1, 4))
     cpu = draw(st.sampled_from(["2", "4"]))
     queues = [{"nominal": draw(st.integers(1, 8)), "borrowing": draw(st.one_of(st.none(), st.integers(0, 8))),
@@ -52,14 +56,15 @@ def setups(draw: st.DrawFn) -> dict[str, Any]:
                "reclaim": draw(st.sampled_from(["Never", "Any"]))} for _ in range(draw(st.integers(1, 3)))]
     workloads = []
     for _ in range(draw(st.integers(1, 14))):
-        constraint = draw(st.sampled_from(["required", "preferred", "sliced", "implied"]))
+        constraint = draw(st.sampled_from(["required", "preferred", "sliced", "implied", "unconstrained",
+                                           "block"]))
         pods = draw(st.integers(1, 6))
         workloads.append({
             "queue": draw(st.integers(0, len(queues) - 1)), "pods": pods, "constraint": constraint,
             "slice": draw(st.sampled_from([d for d in (1, 2, 3) if pods % d == 0])),
             "cpu": draw(st.sampled_from(["500m", "1", "1500m"])), "priority": draw(st.integers(0, 2)) * 100,
             "at": draw(st.integers(0, 8)), "seconds": draw(st.integers(1, 6))})
-    return {"racks": racks, "nodes": nodes, "cpu": cpu, "queues": queues, "workloads": workloads}
+    return {"racks": racks, "blocks": blocks, "nodes": nodes, "cpu": cpu, "queues": queues, "workloads": workloads}
 
 
 def _objects(setup: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,6 +89,10 @@ def _workload(index: int, w: dict[str, Any]) -> dict[str, Any]:
         podset["topologyRequest"] = {"preferred": RACK}
     elif w["constraint"] == "sliced":
         podset["topologyRequest"] = {"podSetSliceRequiredTopology": RACK, "podSetSliceSize": w["slice"]}
+    elif w["constraint"] == "unconstrained":
+        podset["topologyRequest"] = {"unconstrained": True}
+    elif w["constraint"] == "block":
+        podset["topologyRequest"] = {"required": BLOCK, "podSetSliceRequiredTopology": RACK, "podSetSliceSize": w["slice"]}
     return {"apiVersion": K, "kind": "Workload",
             "metadata": {"name": f"w{index}", "namespace": "default",
                          "annotations": {"jobsetctl.dev/duration": f"{w['seconds']}s"}},
@@ -93,7 +102,7 @@ def _workload(index: int, w: dict[str, Any]) -> dict[str, Any]:
 def _node(setup: dict[str, Any], rack: int, index: int) -> dict[str, Any]:
     name = f"node-r{rack}-n{index}"
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
-        "group": "tas", BLOCK: "b0", RACK: f"r{rack}", HOST: name}},
+        "group": "tas", BLOCK: f"b{rack % setup.get('blocks', 1)}", RACK: f"r{rack}", HOST: name}},
         "status": {"allocatable": {"cpu": setup["cpu"], "memory": "8Gi", "pods": "110"},
                    "capacity": {"cpu": setup["cpu"], "memory": "8Gi", "pods": "110"},
                    "conditions": [{"type": "Ready", "status": "True"}]}}

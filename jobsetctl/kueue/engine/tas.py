@@ -199,14 +199,13 @@ class TASFlavor(Placement):
 
     def readd_workload(self, key: str) -> None:
         """:meth:`remove_workload` then :meth:`add_workload` of a workload whose entries are applied already
-        and unchanged (the cache's re-add shortcut): the same usage, the key moved last, its leaves touched
-        once by each."""
+        and unchanged (the cache's re-add shortcut): the same usage, the key moved last. No leaf is touched
+        (:meth:`TASManager.touched`): the usage of none moved, and the touched leaves only tell the
+        placement caches what to count again."""
         entries = self.workload_usage.pop(key, None)
         if not entries:
             return
         self.workload_usage[key] = entries
-        self.manager.touched(entries)
-        self.manager.touched(entries)
 
     def remove_workload(self, info: WorkloadInfo | str) -> None:
         key = info if isinstance(info, str) else info.key
@@ -218,6 +217,29 @@ class TASFlavor(Placement):
             for name, value in requests.items():
                 usage[name] = usage.get(name, 0) - value
         self.manager.touched(entries)
+
+    def holds(self, ta: TopologyAssignment, per_pod: Requests) -> bool:
+        """:meth:`fits` for the domains of one podset's assignment: each still holds its pods. For a node
+        leaf, the free amounts of the resources a pod requests only (``count_in`` reads no other)."""
+        tree = self.current_tree()
+        leaves = tree.leaves
+        need = dict(per_pod)
+        need[PODS] = need.get(PODS, 0) + 1
+        if not tree.lowest_is_node:
+            return self.fits([(",".join(values), per_pod, count) for values, count in ta.domains])
+        non_tas_by_node = self.manager.non_tas_by_node
+        usage_of = self.usage
+        for values, count in ta.domains:
+            leaf = leaves.get(values[-1])
+            if leaf is None:
+                return False
+            capacity = leaf.capacity
+            non_tas = non_tas_by_node.get(leaf.id) or {}
+            usage = usage_of.get(leaf.id) or {}
+            free = {name: capacity.get(name, 0) - non_tas.get(name, 0) - usage.get(name, 0) for name in need}
+            if count_in(need, free) < count:
+                return False
+        return True
 
     def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:
         """``TASFlavorSnapshot.Fits``: every domain still holds its pods."""
@@ -279,6 +301,8 @@ class TASManager:
                                                           dict[str, Any]]] = {}
         #: Per requests object (kept alive here): the key of its placements (:meth:`TASAssigner._placement_key`).
         self.placement_keys: dict[int, tuple[Any, Any, tuple[tuple[Any, ...], list[Any], list[Any]]]] = {}
+        #: The flavor assigner's TAS side (it keeps nothing of its own: one serves every ClusterQueue).
+        self.assigner = TASAssigner(self)
 
     # ---- flavors ---------------------------------------------------------------------------------------
     def on_flavors_changed(self) -> None:
@@ -312,7 +336,7 @@ class TASManager:
     def touched(self, entries: Iterable[tuple[str, Any]]) -> None:
         """TAS usage of these leaves changed (see :attr:`usage_log`)."""
         log = self.usage_log
-        log.extend(leaf_id for leaf_id, _ in entries)
+        log.extend([leaf_id for leaf_id, _ in entries])
         if len(log) > 100_000:
             log.clear()
             self.usage_epoch += 1
@@ -499,17 +523,17 @@ class TASManager:
         return used
 
     def assigner_for(self, cq: ClusterQueueState) -> TASAssigner:
-        return TASAssigner(self)
+        return self.assigner
 
     def requests_for(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment) -> Any:
-        assigner = TASAssigner(self)
+        assigner = self.assigner
         stashed = assigner.stashed_requests(info, cq, assignment)
         return stashed if stashed is not None else assigner.workload_requests(info, cq, assignment)
 
     def preemption_fits(self, info: WorkloadInfo, requests: Any, cq: ClusterQueueState) -> bool:
         if not requests:
             return True
-        result = TASAssigner(self).find_all(cq, requests)
+        result = self.assigner.find_all(cq, requests)
         return all(not reason for _, reason in result.values())
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import Requests, requests_from_fractions
+from jobsetctl.kueue.engine.assignment import FIT, NO_FIT, PREEMPT
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
 from jobsetctl.kueue.engine.tas_tree import PodSetRequest
 from jobsetctl.kueue.engine.tas_tree import as_mapping as _mapping
@@ -127,7 +128,8 @@ class TASAssigner:
         hit = manager.requests_memo.get(info.key)
         if hit is not None and hit[0] is spec_podsets and hit[1] is cq and hit[2] is cq.tas_flavors and \
                 hit[3] is cq.spec and hit[4] == signature and hit[5] is manager._per_pod.get(info.key):
-            errors.update(hit[7])
+            if hit[7]:
+                errors.update(hit[7])
             return hit[6]
         requests = self.workload_requests(info, cq, assignment, errors)
         manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, cq.spec, signature,
@@ -153,22 +155,30 @@ class TASAssigner:
         :meth:`TASManager.touched` (usage_log grows) or with usage_epoch: while neither moved, the same
         requests get the same answer (a cycle nominates the heads of many ClusterQueues, often of one
         class, before it reserves anything). Both answers are remembered; the assignments are only read
-        (see :meth:`TASManager.parsed`)."""
+        (see :meth:`TASManager.parsed`), and so is the mapping: every caller only reads it (the flavor
+        assigner, the preemption simulation), and the one remembered is handed out."""
         manager = self.manager
         if not simulate_empty and not manager.shortcuts:
             return self._find_all(cq, requests, False)
-        key, flavors, shapes = self._placement_key(cq, requests)
+        known = manager.placement_keys.get(id(requests))  # _placement_key's memo, read here first
+        if known is not None and known[0] is requests and known[1] is cq.tas_flavors and manager.shortcuts:
+            key, flavors, shapes = known[2]
+        else:
+            key, flavors, shapes = self._placement_key(cq, requests)
         memo = manager.empty_placements if simulate_empty else manager.live_placements
         moved = -1 if simulate_empty else len(manager.usage_log)
         hit = memo.get(key)
-        if hit is not None and hit[0] == manager.usage_epoch and hit[1] == moved and all(
-                t.current_tree() is tree for t, tree in hit[2]):
-            return dict(hit[4])
+        if hit is not None and hit[0] == manager.usage_epoch and hit[1] == moved:
+            for tas, tree in hit[2]:
+                if tas.current_tree() is not tree:
+                    break
+            else:
+                return hit[4]
         result = self._find_all(cq, requests, simulate_empty)
         if len(memo) > 4096:
             memo.clear()
         # The shapes in the key stay alive with the entry, so their ids are not reused meanwhile.
-        memo[key] = (manager.usage_epoch, moved, [(t, t.tree) for t in flavors], shapes, dict(result))
+        memo[key] = (manager.usage_epoch, moved, [(t, t.tree) for t in flavors], shapes, result)
         return result
 
     def _placement_key(self, cq: ClusterQueueState,
@@ -218,8 +228,6 @@ class TASAssigner:
 
     def after_quota(self, assigner: FlavorAssigner, assignment: Assignment) -> None:
         """The TAS step of ``assignFlavors`` once quota is assigned."""
-        from jobsetctl.kueue.engine.assignment import FIT, NO_FIT, PREEMPT
-
         cq = assigner.cq
         errors: dict[str, str] = {}
         signature = _podsets_signature(assignment)
@@ -271,8 +279,6 @@ class TASAssigner:
                                          targets: list[Any]) -> None:
         """``updateAssignmentForTAS``: a Preempt assignment gets the TAS placement it will have after its
         targets are gone (or, without targets, on an empty cluster, to hold the place)."""
-        from jobsetctl.kueue.engine.assignment import PREEMPT
-
         if assignment.representative_mode() != PREEMPT:
             return
         if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
@@ -306,11 +312,7 @@ class TASAssigner:
             ta = self.manager.parsed(psa.topology_assignment)
             if tas is None or ta is None:
                 continue
-            per_pod = self.manager.full_per_pod(info, psa.name)
-            tree = tas.current_tree()
-            domains = [(values[-1] if tree.lowest_is_node else ",".join(values), per_pod, count)
-                       for values, count in ta.domains]
-            if not tas.fits(domains):
+            if not tas.holds(ta, self.manager.full_per_pod(info, psa.name)):
                 return False
         return True
 

@@ -16,6 +16,7 @@ from jobsetctl.kueue.engine.amounts import (
     count_in_with_limiting,
 )
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
+from jobsetctl.kueue.engine.tas_order import DomainOrder, domain_key
 from jobsetctl.kueue.engine.tas_tree import (
     _SCHEDULING_EFFECTS,
     MAX_INT32,
@@ -179,6 +180,8 @@ class Counting:
             for root in tree.roots.values():
                 self._fill(root, slice_size, slice_idx, 0, size_at_level, False)
             entry = CacheEntry(tree, manager.usage_epoch, len(log), states, stats, limiting_of, excluded_of)
+            if manager.shortcuts:
+                entry.order = DomainOrder.build(tree, states)
             if len(self._placement_cache) > 64:
                 self._placement_cache.clear()
             self._placement_cache[key] = entry
@@ -187,7 +190,10 @@ class Counting:
             entry.log_pos = len(log)
             if not simulate_empty:
                 # (On an empty cluster the counts do not depend on the TAS usage at all.)
-                self._recount(entry, tree, dirty, per_pod, slice_size, slice_idx, size_at_level)
+                if manager.shortcuts:
+                    self._recount_moving(entry, tree, dirty, per_pod, slice_size, slice_idx, size_at_level)
+                else:
+                    self._recount(entry, tree, dirty, per_pod, slice_size, slice_idx, size_at_level)
         self.states = StateOverlay(entry.states)
         self._current_entry = entry
         return entry.stats  # phase 2 only reads it
@@ -237,6 +243,71 @@ class Counting:
         for level in sorted(by_level, reverse=True):
             for domain in by_level[level]:
                 self._combine(domain, slice_size, slice_idx, level, size_at_level, False)
+
+    def _recount_moving(self, entry: CacheEntry, tree: Tree, dirty: set[str], per_pod: Requests, slice_size: int,
+                        slice_idx: int, size_at_level: dict[int, int]) -> None:
+        """:meth:`_recount` with each ancestor's counts moved by its child's change instead of combined
+        again from all its children (``EngineSettings.tas_shortcuts``), and the domains' order
+        (``CacheEntry.order``) kept. Without a leader a domain's counts are sums of its children's: its pods
+        are the sum of theirs (each rounded down to a multiple of the inner slice layer below it, if any),
+        its slices the sum of theirs, or its pods over the slice size at the slice level; the counts with
+        a leader equal those without and the leader counts are 0 (see :meth:`_combine`). A sum moves by
+        what one term moved, and an ancestor whose counts did not move leaves those above it as they are."""
+        states = entry.states
+        stats = entry.stats
+        order = entry.order
+        moved = False
+        for leaf_id in dirty:
+            leaf = tree.leaves.get(leaf_id)
+            if leaf is None or entry.excluded[leaf.leaf_idx]:
+                continue
+            state = states[leaf.idx]
+            count, limiting = count_in_with_limiting(per_pod, self.remaining(leaf, False))
+            new_limiting = limiting if count == 0 and limiting else None
+            previous = entry.limiting[leaf.leaf_idx]
+            if count == state.pod_count and new_limiting == previous:
+                continue
+            moved = True
+            if previous is not None:
+                stats.resources[previous] -= 1
+                if not stats.resources[previous]:
+                    del stats.resources[previous]
+            if new_limiting is not None:
+                stats.resources[new_limiting] = stats.resources.get(new_limiting, 0) + 1
+            entry.limiting[leaf.leaf_idx] = new_limiting
+            level = len(leaf.values) - 1
+            old_pods, old_slices = state.pod_count, state.slice_count
+            old_key = domain_key(state, leaf) if order is not None else 0
+            state.pod_count = state.pod_count_with_leader = count
+            state.leader_count = 0
+            if level == slice_idx:
+                state.slice_count = state.slice_count_with_leader = count // slice_size
+            domain = leaf
+            while True:
+                if order is not None and not order.move(domain, level, old_key, state):
+                    order = entry.order = None
+                parent = domain.parent
+                if parent is None:
+                    break
+                inner = size_at_level.get(level)
+                if inner:
+                    pods_moved = state.pod_count // inner * inner - old_pods // inner * inner
+                else:
+                    pods_moved = state.pod_count - old_pods
+                slices_moved = state.slice_count - old_slices
+                level -= 1
+                state = states[parent.idx]
+                old_pods, old_slices = state.pod_count, state.slice_count
+                pods = old_pods + pods_moved
+                slices = pods // slice_size if level == slice_idx else old_slices + slices_moved
+                if pods == old_pods and slices == old_slices:
+                    break
+                old_key = domain_key(state, parent) if order is not None else 0
+                state.pod_count = state.pod_count_with_leader = pods
+                state.slice_count = state.slice_count_with_leader = slices
+                domain = parent
+        if moved:
+            entry.results.clear()
 
     def _count_cached_leaf(self, leaf: Domain, states: list[DomainState], stats: Stats, per_pod: Requests,
                            simulate_empty: bool) -> str | None:
@@ -297,6 +368,8 @@ class CacheEntry:
     #: Phase 2's answers on these states, per request (see ``Placement._find``); emptied when the
     #: states change.
     results: dict[Any, tuple[dict[str, TopologyAssignment], str]] = field(default_factory=dict)
+    #: The domains in the order of these counts (``EngineSettings.tas_shortcuts``), or None.
+    order: DomainOrder | None = None
 
 
 class StateOverlay:

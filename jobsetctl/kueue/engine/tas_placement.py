@@ -18,6 +18,7 @@ from jobsetctl.kueue.engine.amounts import (
 )
 from jobsetctl.kueue.engine.tas_counts import Counting, Shape, StateOverlay
 from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
+from jobsetctl.kueue.engine.tas_order import place_in_order
 from jobsetctl.kueue.engine.tas_tree import (
     MAX_INT32,
     Domain,
@@ -259,9 +260,15 @@ class Placement(Counting):
             result_key = (workers.name, workers.count, shape.result_key)
             hit = results.get(result_key)
             if hit is None:
-                hit = results[result_key] = self._place(
-                    tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required, unconstrained,
-                    layers, size_at_level, stats)
+                order = self._current_entry.order
+                if order is not None and not size_at_level:
+                    hit = place_in_order(self, tree, order, workers, shape)
+                    if hit is None:
+                        self.states.copies.clear()  # the full algorithm starts again from the cached counts
+                if hit is None:
+                    hit = self._place(tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required,
+                                      unconstrained, layers, size_at_level, stats)
+                results[result_key] = hit
             # The assignments are only read (encoded, parsed back, summed into usage), never edited: the
             # cached ones are handed out, and their encodings are remembered per object.
             return dict(hit[0]), hit[1]

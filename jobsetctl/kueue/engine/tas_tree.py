@@ -106,12 +106,21 @@ class Tree:
             self.per_level[len(leaf.values) - 1][leaf.id] = leaf
             self._link(leaf)
         self.leaf_list = sorted(self.leaves.values(), key=lambda d: d.leaf_idx)
+        #: Per level, its domains by rank, when no two domains of a level share their values (ranks are then
+        #: unique and name a domain); else None (see :mod:`jobsetctl.kueue.engine.tas_order`).
+        self.by_rank: list[list[Domain]] | None = None
+        by_rank: list[list[Domain]] = []
         for level in self.per_level:
             rank, previous = -1, None
+            ranked: list[Domain] = []
             for domain in sorted(level.values(), key=lambda d: d.values):
                 if domain.values != previous:
                     rank, previous = rank + 1, domain.values
                 domain.rank = rank
+                ranked.append(domain)
+            by_rank.append(ranked)
+        if all(not ranked or ranked[-1].rank + 1 == len(ranked) for ranked in by_rank):
+            self.by_rank = by_rank
 
     def _link(self, domain: Domain) -> None:
         if len(domain.values) == 1:
