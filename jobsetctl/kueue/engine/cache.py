@@ -9,7 +9,7 @@ it looks at rather than to the size of the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -322,7 +322,7 @@ class Cache:
             # ``WorkloadInfo.update``), whose TAS entries are the ones applied already.
             if old.podsets is not info.podsets:
                 return False
-            tas_flavors = list(self._tas_of(state, old))
+            tas_flavors = self._tas_of(state, old)
         elif old.usage() != info.usage():
             return False
         # The same order of entries as a delete and an add leave (both dicts put the key last).
@@ -387,18 +387,24 @@ class Cache:
             return True
         return not any(state.not_ready for state in self.cluster_queues.values())
 
-    def _tas_of(self, state: ClusterQueueState, info: WorkloadInfo) -> Iterator[Any]:
-        if not state.tas_flavors:
-            return
-        seen: set[str] = set()
+    def _tas_of(self, state: ClusterQueueState, info: WorkloadInfo) -> list[Any]:
+        """The TAS flavor caches of the flavors of ``info``'s podsets with a topology assignment, each once, in
+        order (a list, not a generator: this runs for every add, re-add and removal of a TAS workload)."""
+        tas_flavors = state.tas_flavors
+        if not tas_flavors:
+            return []
+        out: list[Any] = []
+        seen: list[str] = []
         for podset in info.podsets:
-            if podset.topology_assignment is None or not podset.flavors:
+            flavors = podset.flavors
+            if podset.topology_assignment is None or not flavors:
                 continue
-            for flavor in podset.flavors.values():
-                tas = state.tas_flavors.get(flavor)
+            for flavor in flavors.values():
+                tas = tas_flavors.get(flavor)
                 if tas is not None and flavor not in seen:
-                    seen.add(flavor)
-                    yield tas
+                    seen.append(flavor)
+                    out.append(tas)
+        return out
 
     # ---- usage reports -----------------------------------------------------------------------------
     def usage_of(self, cq_name: str) -> FRQuantities:

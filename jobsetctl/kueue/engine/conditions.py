@@ -198,7 +198,14 @@ def admission_checks(obj: Object) -> list[dict[str, Any]]:
 
 
 def has_all_checks_ready(obj: Object) -> bool:
-    return all(c.get("state") == names.CHECK_READY for c in admission_checks(obj))
+    """Every admission check (of :func:`admission_checks`) is Ready (one pass, no list built)."""
+    status = obj.get("status")
+    checks = status.get("admissionChecks") if isinstance(status, dict) else None
+    if isinstance(checks, list):
+        for check in checks:
+            if isinstance(check, dict) and check.get("state") != names.CHECK_READY:
+                return False
+    return True
 
 
 def sync_admitted_condition(obj: Object, now: str) -> bool:
@@ -221,13 +228,24 @@ def sync_admitted_condition(obj: Object, now: str) -> bool:
 def unset_quota_reservation(obj: Object, reason: str, message: str, now: str) -> bool:
     """``workload.UnsetQuotaReservationWithCondition``."""
     changed = set_condition(obj, names.QUOTA_RESERVED, False, reason, message, now)
-    status = obj.setdefault("status", {})
+    status = obj["status"]  # set_condition made it a dict
     if status.get("admission") is not None:
         status.pop("admission", None)
         changed = True
-    if sync_admitted_condition(obj, now):
+    # sync_admitted_condition with what the line above made sure of: a QuotaReserved condition exists and the
+    # first one is False, so there is no reservation.
+    if set_condition(obj, names.ADMITTED, False, names.NO_RESERVATION, "The workload has no reservation", now):
         changed = True
     return changed
+
+
+def sync_admitted_after_reservation(obj: Object, now: str) -> bool:
+    """:func:`sync_admitted_condition` right after :func:`set_quota_reservation` (the first QuotaReserved
+    condition is True): Admitted follows the admission checks."""
+    if has_all_checks_ready(obj):
+        return set_condition(obj, names.ADMITTED, True, "Admitted", "The workload is admitted", now)
+    return set_condition(obj, names.ADMITTED, False, names.UNSATISFIED_ADMISSION_CHECKS,
+                         "The workload has not all checks ready", now)
 
 
 def reset_active_condition(obj: Object, kind: str, reason: str, now: str) -> bool:

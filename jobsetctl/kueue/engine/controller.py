@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from jobsetctl.fakecluster.apiserver import WatchEvent, WatchType, controller_of
 from jobsetctl.fakecluster.manager import Controller, Manager
 from jobsetctl.kueue.engine import jobs, names, workloads
-from jobsetctl.kueue.engine.conditions import STATUS_FINISHED, workload_status
+from jobsetctl.kueue.engine.conditions import STATUS_FINISHED, first_conditions, true_in, workload_status
 from jobsetctl.kueue.engine.core import Engine
 from jobsetctl.kueue.engine.settings import EngineSettings, from_kueue_configuration
 
@@ -79,11 +79,13 @@ class KueueController(Controller):
                 if deleted:
                     engine.forget(event.obj)
                     return ()
-                if obj is not None and workload_status(obj) == STATUS_FINISHED:
-                    # Kueue's Update handler drops a finished Workload from the cache and the queues as it
-                    # sees the event (workload_controller.go), before any scheduling cycle: a cycle at the
-                    # same instant must not pick it as a preemption target.
-                    engine.observe(obj)
+                if obj is not None:
+                    status = workload_status(obj)
+                    if status == STATUS_FINISHED:
+                        # Kueue's Update handler drops a finished Workload from the cache and the queues as it
+                        # sees the event (workload_controller.go), before any scheduling cycle: a cycle at the
+                        # same instant must not pick it as a preemption target.
+                        engine.observe(obj, status)
                 return (("wl", f"{namespace}/{name}"),)
             engine.on_configuration(kind, obj, namespace, name)
             return ()
@@ -106,9 +108,16 @@ class KueueController(Controller):
             if obj is None:
                 return None
             engine.observe(obj)
-            again = workloads.reconcile(engine, obj)
+            # The conditions read once for both reconcilers (observe writes nothing). Both start by returning
+            # None for a finished workload, writing nothing: two of the five reconciles of a workload that
+            # runs to its end come after it finished.
+            first = first_conditions(obj)
+            if true_in(first, names.FINISHED):
+                return None
+            read_at = (obj.get("metadata") or {}).get("resourceVersion")
+            again = workloads.reconcile(engine, obj, first)
             if controller_of(obj) is None:
-                runner = jobs.reconcile_standalone(engine, obj)
+                runner = jobs.reconcile_standalone(engine, obj, engine.kept_conditions(obj, first, read_at))
                 if runner is not None:
                     again = runner if again is None else min(again, runner)
             return again

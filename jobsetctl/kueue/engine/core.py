@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import configuration, names
-from jobsetctl.kueue.engine.amounts import resource_list_text
 from jobsetctl.kueue.engine.assignment import Assignment
 from jobsetctl.kueue.engine.cache import Cache, ClusterQueueState
 from jobsetctl.kueue.engine.conditions import (
@@ -24,14 +23,16 @@ from jobsetctl.kueue.engine.conditions import (
     STATUS_PENDING,
     STATUS_QUOTA_RESERVED,
     find_condition,
+    first_conditions,
     has_quota_reservation,
     is_active,
     is_admissible,
     is_admitted,
     is_evicted,
+    key_of,
     set_condition,
     set_quota_reservation,
-    sync_admitted_condition,
+    sync_admitted_after_reservation,
     unset_quota_reservation,
     workload_status,
 )
@@ -40,7 +41,13 @@ from jobsetctl.kueue.engine.preemption import Preemptor, Target, cq_path, preemp
 from jobsetctl.kueue.engine.queues import REQUEUE_BATCH_PERIOD, QueueManager
 from jobsetctl.kueue.engine.scheduler import NAMESPACE_MISMATCH, Scheduler
 from jobsetctl.kueue.engine.settings import EngineSettings
-from jobsetctl.kueue.engine.workload import WorkloadInfo, aggregate, reading, validate_resources
+from jobsetctl.kueue.engine.workload import (
+    WorkloadInfo,
+    aggregate,
+    reading,
+    requests_text,
+    validate_resources,
+)
 
 if TYPE_CHECKING:
     from jobsetctl.fakecluster.apiserver import APIServer
@@ -98,6 +105,8 @@ class Engine:
         self.cache.history = self.history
         self.cache.now = lambda: self.clock.now
         self.infos: dict[str, WorkloadInfo] = {}
+        #: The Info standing for the version :meth:`write_finished` is writing.
+        self._finishing: WorkloadInfo | None = None
         self.observed: dict[str, Observed] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         #: When each admitted workload was admitted, to the sub-second (an owner-less workload runs for its
@@ -132,8 +141,9 @@ class Engine:
         configuration.on_namespace(self, obj, name)
 
     # ---- workload events (workload_controller.go Create/Update/Delete) -------------------------------
-    def observe(self, obj: Object) -> WorkloadInfo:
-        """A Workload was created or changed: bring the cache and queues in step."""
+    def observe(self, obj: Object, status: str | None = None) -> WorkloadInfo:
+        """A Workload was created or changed: bring the cache and queues in step. ``status``: its
+        :func:`workload_status`, when the caller read it already."""
         md = obj.get("metadata") or {}
         key = f"{md.get('namespace', '')}/{md.get('name', '')}"
         previous = self.infos.get(key)
@@ -152,16 +162,29 @@ class Engine:
             info = previous
             if self.verify_shortcuts:
                 self._verify_reading(previous, obj)
+        elif previous is not None and previous is self._finishing and previous.obj is obj and rv is not None:
+            # The write of :meth:`write_finished`: this version differs from the one ``previous`` read by its
+            # Finished condition only, which nothing an Info reads looks at (its caches of the queue order,
+            # backoff, reservation time and usage read the Evicted, Requeued and QuotaReserved conditions,
+            # requeueState and the podsets). What a new Info would not carry over is reset.
+            info = previous
+            info.resource_version = rv
+            info.nomination_mapping = None
+            info.local_queue_usage = None
+            info.scheduling_hash = ""
+            if self.verify_shortcuts:
+                self._verify_reading(previous, obj)
         else:
             info = WorkloadInfo(obj) if previous is None else _refreshed(previous, obj)
         self.infos[key] = info
-        status = workload_status(obj)
+        if status is None:
+            status = workload_status(obj)
         active = is_active(obj)
         if seen is None:
             self.observed[key] = Observed(status, active, resource_version=rv)
             if status == STATUS_FINISHED:
                 return info
-            if is_admissible(obj):
+            if active and status == STATUS_PENDING:  # is_admissible: observe changes nothing in obj
                 self.queues.add_or_update_workload(info)
             elif has_quota_reservation(obj) and active:
                 self.cache.add_or_update_workload(info)
@@ -177,8 +200,8 @@ class Engine:
                 self._notify_associated(released)
             self.kick()
         elif before == STATUS_PENDING and status == STATUS_PENDING:
-            if is_admissible(obj):
-                self.queues.add_or_update_workload(info)
+            # Pending and active (the branch above took the inactive): admissible.
+            self.queues.add_or_update_workload(info)
         elif before == STATUS_PENDING:
             self.queues.delete_workload(key)
             self.cache.add_or_update_workload(info)
@@ -186,7 +209,7 @@ class Engine:
             released = self.cache.delete_workload(key)
             if released is not None:
                 self._notify_associated(released)
-            if self.queues.backoff_expired(info) and is_admissible(obj):
+            if self.queues.backoff_expired(info):  # pending and active: admissible
                 self.queues.add_or_update_workload(info)
             self.kick()
         else:
@@ -204,6 +227,21 @@ class Engine:
         if reading(fresh) != reading(previous):
             raise AssertionError(f"Workload {previous.key} changed at resourceVersion {previous.resource_version} "
                                  "without a write: the Info kept for it is stale")
+
+    def kept_conditions(self, obj: Object, first: dict[Any, dict[str, Any]],
+                        read_at: Any) -> dict[Any, dict[str, Any]] | None:
+        """``first`` (:func:`first_conditions` of ``obj`` read at resourceVersion ``read_at``) while the object
+        is still at that version, else None (read afresh). The reconcilers write every change they make to a
+        Workload (each write moves its resourceVersion) before they read it again, so an unmoved version has
+        the same conditions, of which ``first`` holds the live dicts. None with the shortcuts off."""
+        if not self.shortcuts or read_at is None or (obj.get("metadata") or {}).get("resourceVersion") != read_at:
+            return None
+        if self.verify_shortcuts:
+            fresh = first_conditions(obj)
+            if fresh.keys() != first.keys() or any(fresh[kind] is not cond for kind, cond in first.items()):
+                raise AssertionError(f"Workload {key_of(obj)} changed its conditions at resourceVersion {read_at} "
+                                     "without a write: the conditions kept for it are stale")
+        return first
 
     def forget(self, obj: Object) -> None:
         """A Workload was deleted."""
@@ -300,6 +338,20 @@ class Engine:
     def write(self, obj: Object) -> None:
         self.api.update_status(obj)
 
+    def write_finished(self, obj: Object) -> None:
+        """The write of ``workload/finish.Finish``, whose only change since the version read last is the Finished
+        condition: the Info of that version, when it is the one kept, stands for the new one (see :meth:`observe`)."""
+        md = obj.get("metadata") or {}
+        previous = self.infos.get(f"{md.get('namespace', '')}/{md.get('name', '')}")
+        rv = md.get("resourceVersion")
+        if (self.shortcuts and previous is not None and previous.obj is obj and rv is not None
+                and previous.resource_version == rv):
+            self._finishing = previous
+        try:
+            self.api.update_status(obj)
+        finally:
+            self._finishing = None
+
     def admit(self, info: WorkloadInfo, cq: ClusterQueueState, admission: dict[str, Any], considered: str) -> None:
         """``admit`` + ``prepareWorkload``: QuotaReserved, and Admitted when every check is Ready."""
         obj = info.obj
@@ -314,7 +366,7 @@ class Engine:
         # already; otherwise the workload controller adds the states and syncs it.
         present = {c.get("name") for c in (obj.get("status") or {}).get("admissionChecks") or [] if isinstance(c, dict)}
         if set(self.checks_for(obj, cq)) <= present:
-            sync_admitted_condition(obj, now)
+            sync_admitted_after_reservation(obj, now)
         admitted = is_admitted(obj)
         assumed = WorkloadInfo(obj)
         assumed.last_assignment = None
@@ -401,10 +453,10 @@ class Engine:
         now = self.clock.timestamp()
         changed = unset_quota_reservation(obj, reason, message, now)
         # PropagateResourceRequests: the requests the workload waits for, per podset.
-        requests = [{"name": p.name, "resources": resource_list_text(p.requests)} for p in info.podsets]
-        status = obj.setdefault("status", {})
+        requests = requests_text(info)
+        status = obj["status"]  # unset_quota_reservation made it a dict
         if status.get("resourceRequests") != requests:
-            status["resourceRequests"] = requests
+            status["resourceRequests"] = [{"name": r["name"], "resources": dict(r["resources"])} for r in requests]
             changed = True
         self.recorder.kube_event(obj, "Warning", reason, message)
         self.note_pending(obj, reason, message)

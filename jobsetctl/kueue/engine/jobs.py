@@ -327,7 +327,7 @@ def finish(engine: Engine, workload: Object, reason: str, message: str) -> None:
     """``workload/finish.Finish``."""
     set_condition(workload, names.FINISHED, True, reason, message, engine.clock.timestamp())
     engine.record(workload, "Finished", reason=reason, message=message)
-    engine.write(workload)
+    engine.write_finished(workload)
 
 
 def release_quota(engine: Engine, workload: Object, reason: str, message: str, requeued: bool) -> None:
@@ -420,20 +420,36 @@ def restore_podsets(adapter: JobAdapter, podsets: list[dict[str, Any]]) -> bool:
 # ---- owner-less workloads ------------------------------------------------------------------------------
 
 
+#: The seconds of each duration annotation text read (None: not a duration), a pure function of the text:
+#: an admitted owner-less workload reads its annotation at each reconcile.
+_DURATION_BY_TEXT: dict[str, float | None] = {}
+MAX_DURATION_TEXTS = 4096
+
+
 def workload_duration(workload: Object) -> float | None:
     annotations = _mapping(_mapping(workload.get("metadata")).get("annotations"))
     value = annotations.get(DURATION_ANNOTATION)
     if value is None:
         return None
+    text = type(value) is str
+    if text and value in _DURATION_BY_TEXT:
+        return _DURATION_BY_TEXT[value]
     try:
-        return parse_duration(value)
+        seconds: float | None = parse_duration(value)
     except DurationError:
-        return None
+        seconds = None
+    if text:
+        if len(_DURATION_BY_TEXT) >= MAX_DURATION_TEXTS:
+            _DURATION_BY_TEXT.clear()
+        _DURATION_BY_TEXT[value] = seconds
+    return seconds
 
 
-def reconcile_standalone(engine: Engine, workload: Object) -> float | None:
-    """The performance-test runner's controller, for a Workload without an owner."""
-    first = first_conditions(workload)  # read before anything is written
+def reconcile_standalone(engine: Engine, workload: Object, first: dict[Any, dict[str, Any]] | None = None) -> float | None:
+    """The performance-test runner's controller, for a Workload without an owner. ``first``:
+    :func:`first_conditions` of the workload as it is now, when the caller kept it."""
+    if first is None:
+        first = first_conditions(workload)  # read before anything is written
     if true_in(first, names.FINISHED):
         return None
     evicted = first.get(names.EVICTED)

@@ -22,9 +22,9 @@ from jobsetctl.kueue.engine.amounts import (
     Requests,
     requests_from_fractions,
     requests_from_resource_list,
+    resource_list_text,
 )
 from jobsetctl.kueue.engine.conditions import (
-    admission,
     as_list,
     as_mapping,
 )
@@ -153,6 +153,7 @@ class WorkloadInfo:
         "_order_key",
         "_per_pod_memo",
         "_podset_inputs",
+        "_requests_text",
         "_reserved_at",
         "_spec_podsets",
         "_usage",
@@ -187,51 +188,68 @@ class WorkloadInfo:
         self.last_evaluated_generation = 0
         self._per_pod_memo: PerPodMemo = {}
         self._spec_podsets: tuple[Any, list[dict[str, Any]]] | None = None
+        self._requests_text: tuple[list[PodSetResources], list[dict[str, Any]]] | None = None
         self.update(obj)
 
     def update(self, obj: Object, previous: WorkloadInfo | None = None) -> None:
         """Read a version of the object; ``previous`` is the Info of the version before, whose per-podset
         requests are kept when their inputs are the same objects (most versions change only conditions)."""
         self.obj = obj
-        md = as_mapping(obj.get("metadata"))
-        spec = as_mapping(obj.get("spec"))
-        self.namespace = str(md.get("namespace", ""))
-        self.name = str(md.get("name", ""))
-        self.key = f"{self.namespace}/{self.name}"
+        # The reads of as_mapping, admission and str written out: this runs for every version observed.
+        md = obj.get("metadata")
+        if not isinstance(md, dict):
+            md = {}
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}
+        namespace = md.get("namespace", "")
+        name = md.get("name", "")
+        self.namespace = namespace = namespace if type(namespace) is str else str(namespace)
+        self.name = name = name if type(name) is str else str(name)
+        self.key = f"{namespace}/{name}"
         #: The resourceVersion of the version read (None for an object not stored yet).
         self.resource_version = md.get("resourceVersion")
         self.uid = str(md.get("uid", ""))
-        self.generation = int(md.get("generation") or 0)
-        self.queue_name = str(spec.get("queueName") or "")
+        self.generation = generation = int(md.get("generation") or 0)
+        self.queue_name = queue_name = str(spec.get("queueName") or "")
         priority = spec.get("priority")
-        self.priority = priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
+        self.priority = priority = priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
         self.creation_ts = str(md.get("creationTimestamp", ""))
         self._usage: FRQuantities | None = None
-        adm = admission(obj)
+        status = obj.get("status")
+        if isinstance(status, dict):
+            adm = status.get("admission")
+            if not isinstance(adm, dict):
+                adm = None
+            reclaimable = status.get("reclaimablePods")
+        else:
+            adm = reclaimable = None
         self.cluster_queue = str(adm.get("clusterQueue", "")) if adm else ""
         # The inputs of _total_requests, by identity: writers replace spec.podSets, status.admission and
         # status.reclaimablePods as a whole (a new spec arrives as a new object), never edit them in place.
-        status = obj.get("status")
-        inputs = (spec.get("podSets"), adm, status.get("reclaimablePods") if isinstance(status, dict) else None)
+        spec_podsets = spec.get("podSets")
+        inputs = (spec_podsets, adm, reclaimable)
         if previous is not None and _same_objects(previous._podset_inputs, inputs):
-            self.podsets = previous.podsets
+            self.podsets = podsets = previous.podsets
+            self._requests_text = previous._requests_text
         else:
-            self.podsets = _total_requests(obj, adm, self._per_pod_memo)
-        self._podset_inputs = inputs
+            self._requests_text = None
+            self.podsets = podsets = _total_requests(obj, adm, self._per_pod_memo)
         #: (spec.podSets, podsets, priority, hash) of the last scheduling hash computed, carried across versions.
         self._hash_memo: tuple[Any, list[PodSetResources], int, str] | None = \
             previous._hash_memo if previous is not None else None
         self.scheduling_hash = ""
         # validate_resources reads the podset templates only: kept while spec.podSets is the same object.
         self.resource_errors: list[str] | None = \
-            previous.resource_errors if previous is not None and previous._podset_inputs[0] is inputs[0] else None
+            previous.resource_errors if previous is not None and previous._podset_inputs[0] is spec_podsets else None
+        self._podset_inputs = inputs
         #: Queue ordering key and backoff state, computed once per version by the queue manager.
         self._order_key: tuple[int, float, str] | None = None
         self._backoff: tuple[bool, float | None] | None = None
         self._reserved_at: tuple[str, float] | None = None
         self.queue_signature = (
-            self.generation, self.priority, self.queue_name, spec.get("active"),
-            tuple((p.name, p.count) for p in self.podsets),
+            generation, priority, queue_name, spec.get("active"),
+            tuple([(p.name, p.count) for p in podsets]),
             *_evicted_requeued_signatures(status),
         )
 
@@ -321,11 +339,58 @@ def reading(info: WorkloadInfo) -> tuple[Any, ...]:
             tuple(id(value) for value in info._podset_inputs))
 
 
+def requests_text(info: WorkloadInfo) -> list[dict[str, Any]]:
+    """``PropagateResourceRequests``: the requests per podset as the status's ``resourceRequests`` (read only:
+    a writer stores a copy). Remembered per ``info.podsets`` list, whose name, count and per-pod requests are
+    what it reads: the list and its entries are never changed in place (a new reading makes a new list)."""
+    memo = info._requests_text
+    podsets = info.podsets
+    if memo is not None and memo[0] is podsets:
+        return memo[1]
+    text = [{"name": p.name, "resources": resource_list_text(p.requests)} for p in podsets]
+    info._requests_text = (podsets, text)
+    return text
+
+
+#: ``validate_resources`` answers per content of the pod specs of the podsets, in order (all it reads).
+_ERRORS_BY_CONTENT: dict[Any, list[str]] = {}
+MAX_ERRORS_CONTENTS = 4096
+
+
+def _pod_specs_content(info: WorkloadInfo) -> Any:
+    """A content key of the pod specs ``validate_resources`` reads (per podset, in order), None without one;
+    the pod specs' keys the per-pod requests remembered are not walked again."""
+    memo = info._per_pod_memo
+    parts = []
+    for podset in info.spec_podsets():
+        spec = as_mapping(podset.get("template")).get("spec")
+        hit = memo.get(id(spec))
+        key = hit[2] if hit is not None and hit[0] is spec else content_key(spec)
+        if key is None:
+            return None
+        parts.append(key)
+    return tuple(parts)
+
+
 def validate_resources(info: WorkloadInfo) -> list[str]:
     """``ValidateResources``: per container (and pod-level resources), the requests above their limits,
-    as ``field.Invalid`` errors. Podset templates are immutable, so the result is kept on the Info."""
+    as ``field.Invalid`` errors. Podset templates are immutable, so the result is kept on the Info, and it is
+    remembered per content of the pod specs (workloads of a class share their templates)."""
     if info.resource_errors is not None:
         return info.resource_errors
+    content = _pod_specs_content(info)
+    known = _ERRORS_BY_CONTENT.get(content) if content is not None else None
+    if known is not None:
+        info.resource_errors = known
+        return known
+    errors = _resource_errors(info)
+    if content is not None:
+        _remember(_ERRORS_BY_CONTENT, content, errors, MAX_ERRORS_CONTENTS)
+    info.resource_errors = errors
+    return errors
+
+
+def _resource_errors(info: WorkloadInfo) -> list[str]:
     errors: list[str] = []
     for index, podset in enumerate(info.spec_podsets()):
         spec = as_mapping(as_mapping(podset.get("template")).get("spec"))
@@ -341,7 +406,6 @@ def validate_resources(info: WorkloadInfo) -> list[str]:
             greater = _greater_keys(pod_resources)
             if greater:
                 errors.append(_invalid(f"{path}.resources", greater))
-    info.resource_errors = errors
     return errors
 
 
@@ -401,8 +465,9 @@ def _total_requests(obj: Object, adm: dict[str, Any] | None,
                     memo: PerPodMemo | None = None) -> list[PodSetResources]:
     """``totalRequestsFromPodSets`` / ``totalRequestsFromAdmission``, after ``reclaimablePods``."""
     spec_podsets = [p for p in as_list(as_mapping(obj.get("spec")).get("podSets")) if isinstance(p, dict)]
-    reclaim = _reclaimable(obj)
-    by_name = {str(p.get("name", "main")): p for p in spec_podsets}
+    status = obj.get("status")
+    # _reclaimable reads nothing from an empty or missing list (most workloads have none).
+    reclaim = _reclaimable(obj) if isinstance(status, dict) and status.get("reclaimablePods") else {}
     out: list[PodSetResources] = []
     if adm is None:
         for podset in spec_podsets:
@@ -413,6 +478,7 @@ def _total_requests(obj: Object, adm: dict[str, Any] | None,
             out.append(PodSetResources(name, count, _podset_per_pod(podset, memo), None,
                                        as_mapping(podset.get("topologyRequest")) or None))
         return out
+    by_name = {str(p.get("name", "main")): p for p in spec_podsets}
     for assignment in as_list(adm.get("podSetAssignments")):
         if not isinstance(assignment, dict):
             continue

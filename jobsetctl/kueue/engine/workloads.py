@@ -42,13 +42,16 @@ if TYPE_CHECKING:
 Object = dict[str, Any]
 
 
-def reconcile(engine: Engine, obj: Object) -> float | None:
-    """Returns seconds after which to look again, or None."""
+def reconcile(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | None = None) -> float | None:
+    """Returns seconds after which to look again, or None. ``first``: :func:`first_conditions` of ``obj`` as
+    it is now, when the caller read it already."""
     # The conditions as they are before this reconcile writes anything: every read through ``first`` below
     # comes before the first write on its path.
-    first = first_conditions(obj)
+    if first is None:
+        first = first_conditions(obj)
     if true_in(first, names.FINISHED):
         return None
+    read_at = (obj.get("metadata") or {}).get("resourceVersion")
     key = _key(obj)
     clock = engine.clock
     now_text = clock.timestamp()
@@ -147,7 +150,7 @@ def reconcile(engine: Engine, obj: Object) -> float | None:
     if reserved:
         if _check_based_eviction(engine, obj):
             return None
-        wait = _pods_ready_timeout(engine, obj)
+        wait = _pods_ready_timeout(engine, obj, engine.kept_conditions(obj, first, read_at))
         if wait is not None:
             recheck.append(wait)
     return min(recheck) if recheck else None
@@ -220,12 +223,14 @@ def _checks_message(checks: list[dict[str, Any]], state: str) -> str:
     return f"{noun} in {state} state: {'; '.join(parts)}"
 
 
-def _pods_ready_timeout(engine: Engine, obj: Object) -> float | None:
-    """``reconcileNotReadyTimeout`` with ``admittedNotReadyWorkload``."""
+def _pods_ready_timeout(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | None = None) -> float | None:
+    """``reconcileNotReadyTimeout`` with ``admittedNotReadyWorkload``; ``first``: :func:`first_conditions` of
+    ``obj`` as it is now, when the caller kept it."""
     wait = engine.settings.wait_for_pods_ready
     if wait is None or not is_active(obj):
         return None
-    first = first_conditions(obj)  # nothing is written before the eviction below
+    if first is None:
+        first = first_conditions(obj)  # nothing is written before the eviction below
     if true_in(first, names.EVICTED) or not true_in(first, names.ADMITTED):
         return None
     clock = engine.clock
