@@ -28,6 +28,7 @@ from jobsetctl.admission.cel_values import (
     to_uint,
     type_name,
 )
+from jobsetctl.admission.regex_dialect import re2_to_python
 
 try:  # pragma: no branch - google-re2 ships with cel-python
     import re2 as _re2
@@ -64,10 +65,10 @@ def _re2_reason(exc: Exception) -> str:
 
 
 def _python_pattern(pattern: str) -> str:
-    """RE2 → Python ``re`` for the constructs the two spell differently: ``\\z`` (end of text) is
-    ``\\Z`` in Python; ``(?P<n>`` is shared; POSIX classes ``[[:alpha:]]`` and ``\\pL`` have no
-    Python equivalent and fail to compile (reported as a regex error)."""
-    return pattern.replace(r"\z", r"\Z")
+    """RE2 → Python ``re`` (:func:`~jobsetctl.admission.regex_dialect.re2_to_python`: ``\\z`` and a
+    bare ``$`` are end of text); ``(?P<n>`` is shared; POSIX classes ``[[:alpha:]]`` and ``\\pL`` have
+    no Python equivalent and fail to compile (reported as a regex error)."""
+    return re2_to_python(pattern)
 
 
 def matches(text: Any, pattern: Any) -> bool:

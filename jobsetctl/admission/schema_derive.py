@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
+from jobsetctl.admission.regex_dialect import re2_to_python
 from jobsetctl.admission.schema_node import (
     ARRAY,
     BOOLEAN,
@@ -96,7 +97,8 @@ def _fast_types(node: SchemaNode) -> frozenset[type]:
 @functools.lru_cache(maxsize=1024)
 def _compile_pattern(pattern: str) -> re.Pattern[str] | None:
     try:
-        return re.compile(pattern)
+        # kube-openapi checks ``pattern`` with Go's regexp: translate its dialect (``$`` is end of text).
+        return re.compile(re2_to_python(pattern))
     except re.error:
         # An RE2 construct Python lacks; apiextensions would have rejected an invalid one at CRD creation.
         return None
