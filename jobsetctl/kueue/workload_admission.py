@@ -14,9 +14,11 @@ it as given, and any other goes to the full chain.
 
 Exactness, what the shortcut checks before it answers (else the full chain runs):
 
-* the object is a plain JSON tree and its shape (:func:`jobsetctl.kube.jsontree.tree_key`: every value
-  with its type, dict keys in order) equals the remembered one's, the four per-object values aside,
-  which must be non-empty strings (an empty namespace is defaulted by the chain);
+* the object's shape (:func:`jobsetctl.kube.jsontree.shape_bytes` of the object with the masked values
+  blanked: every value with its type, dict keys in order) equals the remembered one's, the four per-object
+  values aside, which must be non-empty strings (an empty namespace is defaulted by the chain); a shape is
+  remembered only for a plain JSON tree (:func:`jobsetctl.kube.jsontree.content_key`), so an object with
+  the same shape is that plain tree, value for value;
 * the context is the same: the same API server (the memo lives and dies with it), Kubernetes version,
   feature gates and Kueue configuration objects, operation and default namespace (``ctx.now`` is read by
   no Workload stage: only Trainer's webhook stamps times);
@@ -40,7 +42,7 @@ from typing import Any
 from jobsetctl.admission.chain import AdmissionResult
 from jobsetctl.kinds.interface import AdmissionContext, KindHandler, Object, Operation
 from jobsetctl.kinds.registry import webhooks_for
-from jobsetctl.kube.jsontree import content_key, copy_tree
+from jobsetctl.kube.jsontree import content_key, copy_tree, shape_bytes
 from jobsetctl.kube.meta import validate_name_and_namespace
 from jobsetctl.kueue import api
 
@@ -76,10 +78,10 @@ class _Memo:
 _MEMOS: weakref.WeakKeyDictionary[Any, _Memo] = weakref.WeakKeyDictionary()
 
 
-def _object_shape(obj: Object) -> Any | None:
-    """The shape of ``obj`` with the per-object metadata values and ``spec.queueName`` masked, or None when
-    the shortcut does not apply (not a plain tree, a per-object value or a queueName that is not a non-empty
-    string)."""
+def _masked(obj: Object) -> dict[str, Any] | None:
+    """``obj`` with the per-object metadata values and ``spec.queueName`` masked (a shallow copy down to
+    them), or None when the shortcut does not apply (not a dict, a per-object value or a queueName that is
+    not a non-empty string)."""
     if type(obj) is not dict:
         return None
     md = obj.get("metadata")
@@ -97,8 +99,8 @@ def _object_shape(obj: Object) -> Any | None:
     if type(spec) is dict and QUEUE_NAME in spec:
         if type(spec[QUEUE_NAME]) is not str or not spec[QUEUE_NAME]:
             return None
-        return content_key({**obj, "metadata": masked, "spec": {**spec, QUEUE_NAME: ""}})
-    return content_key({**obj, "metadata": masked})
+        return {**obj, "metadata": masked, "spec": {**spec, QUEUE_NAME: ""}}
+    return {**obj, "metadata": masked}
 
 
 def _queue_name_passes(name: str) -> bool:
@@ -122,7 +124,11 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
         return full()
     if memo is None or not memo.serves(ctx):
         memo = _MEMOS[cluster] = _Memo(ctx)
-    shape = _object_shape(obj)
+    # The shape: the masked object as one C-level serialisation. Equal bytes mean an equal tree, type for type
+    # and key order included, because only the shape of a plain tree is ever remembered (below; see
+    # ``shape_bytes``).
+    masked = _masked(obj)
+    shape = shape_bytes(masked) if masked is not None else None
     if shape is None:
         return full()
     admitted = memo.results.get(shape)
@@ -154,6 +160,8 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
     if type(spec) is dict and QUEUE_NAME in spec and (
             type(stored_spec) is not dict or stored_spec.get(QUEUE_NAME) is not spec[QUEUE_NAME]):
         return result  # (the chain stores the queueName as given, or the shortcut does not apply)
+    if masked is None or content_key(masked) is None:
+        return result  # not a plain tree: its bytes must not stand for a shape (see shape_bytes)
     if len(memo.results) >= MAX_SHAPES:
         memo.results.clear()
     memo.results[shape] = copy_tree(stored)

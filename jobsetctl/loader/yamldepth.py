@@ -49,13 +49,17 @@ def _document_markers(text: str) -> list[int]:
     return found
 
 
-def _structure_bound(text: str) -> int:
+def _structure_bound(text: str, floor: int = 0) -> int:
     """An upper bound on nesting depth: every level needs one of these characters in its document.
 
     Counted per document (the stretches between markers): counted over a whole multi-document file the
     bound passed the threshold for every large input, and the exact walk then cost as much as parsing.
+
+    ``floor``: the answer is only compared with it, so a stretch no longer than it is not counted (it cannot
+    hold more structure characters than it has characters): the answer is the bound when that exceeds
+    ``floor``, and ``floor`` otherwise. A file of many small manifests is then not counted at all.
     """
-    bound = 0
+    bound = floor
     start = 0
     ends = _document_markers(text)
     ends.append(len(text))

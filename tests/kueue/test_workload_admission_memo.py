@@ -8,6 +8,7 @@ the scheduling hashes remembered per content."""
 from __future__ import annotations
 
 import copy
+import enum
 import json
 from dataclasses import replace
 from typing import Any
@@ -21,7 +22,7 @@ from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.interface import Operation
 from jobsetctl.kube.featuregates import parse_feature_gates
-from jobsetctl.kube.jsontree import NotPlain, tree_key
+from jobsetctl.kube.jsontree import NotPlain, shape_bytes, tree_key
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
 from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
@@ -195,6 +196,59 @@ def test_tree_key_tells_types_apart_and_refuses_what_is_not_json() -> None:
     for bad in ((1,), {1: "a"}, {"a": {"b": (1,)}}, type("D", (dict,), {})()):
         with pytest.raises(NotPlain):
             tree_key(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees, json_trees)
+def test_shape_bytes_are_equal_exactly_for_equal_typed_trees(left: Any, right: Any) -> None:
+    """The Workload memo's key (:func:`shape_bytes`) agrees with :func:`tree_key` on plain trees."""
+    assert (shape_bytes(left) == shape_bytes(right)) == (_typed(left) == _typed(right))
+    assert shape_bytes(left) == shape_bytes(copy.deepcopy(left))
+    # Equal strings that are the same object or not, interned or not, give the same bytes (format 2 writes
+    # no back-references).
+    shared = "".join(["sha", "red"])
+    assert shape_bytes([shared, shared]) == shape_bytes(["shared", "".join(["sha", "red"])])
+
+
+def test_shape_bytes_tell_apart_what_a_json_text_would_not() -> None:
+    assert len({shape_bytes(v) for v in (1, 1.0, True, "1", 0.0, -0.0, None, [], {}, (), "true")}) == 11
+    assert shape_bytes({"a": 1, "b": 2}) != shape_bytes({"b": 2, "a": 1})
+    assert shape_bytes({1: "a"}) != shape_bytes({"1": "a"}) and shape_bytes([1]) != shape_bytes((1,))
+
+    class Label(str):
+        pass
+
+    class Count(enum.IntEnum):
+        ONE = 1
+
+    deep: list[Any] = []
+    for _ in range(3000):
+        deep = [deep]
+    for refused in (Label("a"), {"a": [Count.ONE]}, type("D", (dict,), {})(), object(), deep):
+        assert shape_bytes(refused) is None
+
+
+def test_a_shape_is_remembered_for_a_plain_tree_only_and_serves_that_tree_only() -> None:
+    """The memo's key argument: ``{1: "1"}`` (which the chain admits without a finding, and marshal accepts)
+    is not remembered, and a remembered ``{"1": "1"}`` does not answer for it (nor for its tuple twin). A key
+    that conflated them (a JSON text, say) fails here: the create would come back with the string key."""
+    api = APIServer(VirtualClock(), DEFAULT_KUBE_VERSION, parse_feature_gates({}, DEFAULT_KUBE_VERSION), kueue=SHIPPED)
+
+    def workload(name: str, requests: Any, containers: Any = list) -> dict[str, Any]:
+        return {"apiVersion": K, "kind": "Workload", "metadata": {
+            "name": name, "namespace": "ns", "uid": f"uid-{name}", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                "containers": containers([{"name": "c", "resources": {"requests": requests}}])}}}]}}
+
+    for obj, remembered in ((workload("int-key", {1: "1"}), 0), (workload("str-key", {"1": "1"}), 1),
+                            (workload("int-key-2", {1: "1"}), 1), (workload("tuple", {"1": "1"}, tuple), 1),
+                            (workload("str-key-2", {"1": "1"}), 1)):
+        ctx = api.context(Operation.CREATE)
+        expected = admit(copy.deepcopy(obj), replace(ctx, cluster=None))
+        got = admit(obj, ctx)
+        assert got.findings == expected.findings and got.typed == expected.typed
+        assert _canonical(got.obj) == _canonical(expected.obj) and got.obj == expected.obj
+        assert len(_MEMOS[api].results) == remembered
 
 
 def test_per_pod_requests_are_shared_between_equal_templates_only() -> None:

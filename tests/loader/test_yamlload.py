@@ -260,6 +260,25 @@ def test_a_block_style_scenario_skips_the_exact_walk_and_keeps_the_rule() -> Non
     assert [(p.code, p.line) for p in problems] == [("yaml-depth", 10_001 + MAX_DEPTH)]
 
 
+@given(st.text(alphabet="-.\n\r\t ab:[{?", max_size=80), st.integers(0, 30))
+def test_the_structure_bound_with_a_floor_decides_as_the_whole_count(text: str, floor: int) -> None:
+    """The loader compares the bound with its threshold only: stretches no longer than the floor are not
+    counted, and the answer is still the bound whenever it exceeds the floor (else the floor itself)."""
+    from jobsetctl.loader.yamldepth import _structure_bound
+
+    whole = _structure_bound(text)
+    assert _structure_bound(text, floor) == (whole if whole > floor else floor)
+
+
+def test_a_file_of_small_manifests_is_not_counted_against_the_threshold() -> None:
+    from jobsetctl.loader.yamldepth import _SAFE_STRUCTURE_BOUND, _structure_bound
+
+    # 1,000 documents of 50 structure characters (53 with the marker's dashes), 194,000 characters in all.
+    many = "---\n".join("a: [1, {b: c}]\n- x\n" * 10 for _ in range(1_000))
+    assert _structure_bound(many) == 53 < _SAFE_STRUCTURE_BOUND < len(many)
+    assert _structure_bound(many, _SAFE_STRUCTURE_BOUND) == _SAFE_STRUCTURE_BOUND
+
+
 @given(st.text(alphabet="-.\n\r\t ab:", max_size=60))
 def test_document_markers_are_found_where_the_regular_expression_finds_them(text: str) -> None:
     from jobsetctl.loader.yamldepth import _DOCUMENT_MARKER, _document_markers
