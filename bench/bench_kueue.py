@@ -335,10 +335,24 @@ def json_digest(result: Any) -> str:
     return hashlib.sha256(render_json(result, summary).encode()).hexdigest()[:16]
 
 
+def compile_package() -> None:
+    """Byte-compile the jobsetctl package before anything is timed, as ``pip install`` does when it installs
+    the wheel. In a checkout where ``PYTHONDONTWRITEBYTECODE`` is set (as on the shared machine) Python
+    cannot write ``__pycache__``, so every module changed since its ``.pyc`` was written would be compiled
+    again inside the timed run (0.25-0.6 s of TAS's figure at stop 22): a cost of the checkout, not of
+    ``simulate``. A read-only install is left as it is."""
+    import compileall
+
+    import jobsetctl
+
+    compileall.compile_dir(str(Path(jobsetctl.__file__).parent), quiet=2)
+
+
 def main(argv: list[str]) -> int:
     from jobsetctl.gctune import tune_for_batch
 
     tune_for_batch()
+    compile_package()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", default="baseline,large-scale,tas")
     parser.add_argument("--profile", action="store_true")
