@@ -204,7 +204,6 @@ class Counting:
         comes back (a cycle's reservations, the preemption simulation): when no leaf's count changed, the
         states and phase 2's answers stay as they are."""
         states = entry.states
-        stats = entry.stats
         by_level: dict[int, set[Domain]] = {}
         moved = False
         for leaf_id in dirty:
@@ -212,20 +211,10 @@ class Counting:
             if changed is None or entry.excluded[changed.leaf_idx]:
                 continue
             state = states[changed.idx]
-            count, limiting = count_in_with_limiting(per_pod, self.remaining(changed, False))
-            new_limiting = limiting if count == 0 and limiting else None
-            previous = entry.limiting[changed.leaf_idx]
-            if count == state.pod_count and new_limiting == previous:
+            count = self._count_again(entry, changed, state, per_pod)
+            if count is None:
                 continue
             moved = True
-            # What _count_cached_leaf does, from the count just taken.
-            if previous is not None:
-                stats.resources[previous] -= 1
-                if not stats.resources[previous]:
-                    del stats.resources[previous]
-            if new_limiting is not None:
-                stats.resources[new_limiting] = stats.resources.get(new_limiting, 0) + 1
-            entry.limiting[changed.leaf_idx] = new_limiting
             state.pod_count = state.pod_count_with_leader = count
             state.leader_count = 0
             level = len(changed.values) - 1
@@ -254,7 +243,6 @@ class Counting:
         a leader equal those without and the leader counts are 0 (see :meth:`_combine`). A sum moves by
         what one term moved, and an ancestor whose counts did not move leaves those above it as they are."""
         states = entry.states
-        stats = entry.stats
         order = entry.order
         moved = False
         for leaf_id in dirty:
@@ -262,19 +250,10 @@ class Counting:
             if leaf is None or entry.excluded[leaf.leaf_idx]:
                 continue
             state = states[leaf.idx]
-            count, limiting = count_in_with_limiting(per_pod, self.remaining(leaf, False))
-            new_limiting = limiting if count == 0 and limiting else None
-            previous = entry.limiting[leaf.leaf_idx]
-            if count == state.pod_count and new_limiting == previous:
+            count = self._count_again(entry, leaf, state, per_pod)
+            if count is None:
                 continue
             moved = True
-            if previous is not None:
-                stats.resources[previous] -= 1
-                if not stats.resources[previous]:
-                    del stats.resources[previous]
-            if new_limiting is not None:
-                stats.resources[new_limiting] = stats.resources.get(new_limiting, 0) + 1
-            entry.limiting[leaf.leaf_idx] = new_limiting
             level = len(leaf.values) - 1
             old_pods, old_slices = state.pod_count, state.slice_count
             old_key = domain_key(state, leaf) if order is not None else 0
@@ -308,6 +287,25 @@ class Counting:
                 domain = parent
         if moved:
             entry.results.clear()
+
+    def _count_again(self, entry: CacheEntry, leaf: Domain, state: DomainState, per_pod: Requests) -> int | None:
+        """A leaf whose usage moved, counted again: None when neither its pod count nor its limiting resource
+        changed; otherwise its new count, with the limiting-resource statistics moved as
+        :meth:`_count_cached_leaf` would have left them (the caller writes the count)."""
+        count, limiting = count_in_with_limiting(per_pod, self.remaining(leaf, False))
+        new_limiting = limiting if count == 0 and limiting else None
+        previous = entry.limiting[leaf.leaf_idx]
+        if count == state.pod_count and new_limiting == previous:
+            return None
+        resources = entry.stats.resources
+        if previous is not None:
+            resources[previous] -= 1
+            if not resources[previous]:
+                del resources[previous]
+        if new_limiting is not None:
+            resources[new_limiting] = resources.get(new_limiting, 0) + 1
+        entry.limiting[leaf.leaf_idx] = new_limiting
+        return count
 
     def _count_cached_leaf(self, leaf: Domain, states: list[DomainState], stats: Stats, per_pod: Requests,
                            simulate_empty: bool) -> str | None:

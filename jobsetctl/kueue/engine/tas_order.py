@@ -34,7 +34,7 @@ from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
 from jobsetctl.kueue.engine.tas_tree import Domain, DomainState, PodSetRequest, Tree
 
 if TYPE_CHECKING:
-    from jobsetctl.kueue.engine.tas_counts import Shape
+    from jobsetctl.kueue.engine.tas_counts import Shape, StateOverlay
     from jobsetctl.kueue.engine.tas_placement import Placement
 
 _LOW = (1 << 32) - 1
@@ -95,6 +95,20 @@ class DomainOrder:
         return True
 
 
+def _holding_all(keys: list[int], ranked: list[Domain], states: StateOverlay, needed: int, slice_size: int) -> Domain | None:
+    """The first domain in ascending order (``keys``) with at least ``needed`` slices, its counts lowered to
+    exactly those (``updateCountsToMinimumGeneric`` on that one domain); None when none holds them all."""
+    pos = bisect_left(keys, needed << 64)
+    if pos == len(keys):
+        return None
+    domain = ranked[keys[pos] & _LOW]
+    state = states[domain.idx]
+    state.leader_count = 0
+    state.pod_count = needed * slice_size
+    state.slice_count = needed
+    return domain
+
+
 def place_in_order(placement: Placement, tree: Tree, order: DomainOrder, workers: PodSetRequest,
                    shape: Shape) -> tuple[dict[str, TopologyAssignment], str] | None:
     """Phase 2 of ``findTopologyAssignment`` for a podset without leader and without inner slice layers on
@@ -109,16 +123,9 @@ def place_in_order(placement: Placement, tree: Tree, order: DomainOrder, workers
     last = len(tree.per_level) - 1
     # findLevelWithFitDomains: the first domain (ascending) with enough slices.
     current = shape.level_idx
-    keys = order.by_level[current]
-    pos = bisect_left(keys, needed << 64)
-    if pos == len(keys):
+    top = _holding_all(order.by_level[current], by_rank[current], states, needed, slice_size)
+    if top is None:
         return None  # no domain holds everything: fail, go a level up, or take several
-    top = by_rank[current][keys[pos] & _LOW]
-    # updateCountsToMinimumGeneric on [top]: it holds every slice.
-    state = states[top.idx]
-    state.leader_count = 0
-    state.pod_count = needed * slice_size
-    state.slice_count = needed
     fit = [top]
     # Down to the slice level, slices of the whole podset in the children of the domains kept.
     while current < min(last, shape.slice_idx):
@@ -128,14 +135,9 @@ def place_in_order(placement: Placement, tree: Tree, order: DomainOrder, workers
         keys = order.by_parent[fit[0].idx]
         remaining = needed
         if best_fit:
-            pos = bisect_left(keys, remaining << 64)
-            if pos == len(keys):
+            dom = _holding_all(keys, by_rank[level], states, remaining, slice_size)
+            if dom is None:
                 return None  # the largest child does not hold everything: BestFit takes several
-            dom = by_rank[level][keys[pos] & _LOW]
-            state = states[dom.idx]
-            state.leader_count = 0
-            state.pod_count = remaining * slice_size
-            state.slice_count = remaining
             fit = [dom]
         else:
             fit = []
