@@ -15,6 +15,15 @@ figure to read; wall time is printed beside it. Beside the timings, the per-clas
 checker reads (``rangespec.yaml``): ClusterQueue usage against nominal quota, and the mean time to
 admission per workload class.
 
+Measured at stop 22 (2026-11-26, main after merging s22-sched, s22-tas, s22-engine and s22-submit: TAS phase 2
+read from domains kept in order with counts moved leaf by leaf, the flavor check remembered per podset content,
+finished workloads skipped by the controller, the loader's scalars built in line, the create memo keyed by one
+marshal serialisation), CPU load + run, the package byte-compiled first (:func:`compile_package`): baseline
+0.93 + 3.33 = 4.26 s and 4.81 s; large-scale 3.14 + 15.74 = 18.88 s and 19.02 s; TAS 7.18-10.38 s over 20 runs
+(median 8.3 s; the identical load step alone ranged 0.98-1.53 s, so the host's noise is most of that spread).
+TAS back to back against stop 20's main (b9da6de), four pairs: 10.15/8.11, 8.50/8.30, 9.04/8.36, 8.65/7.40 s
+(median 8.85 -> 8.2 s). TAS is under its 8 s target in the quieter runs only. Digests unchanged.
+
 Measured at stop 20 (2026-11-26, main after merging s20-sched, s20-engine, s20-tas and s20-large: flavor
 checks remembered, WorkloadInfo kept per version, TAS placements remembered while TAS usage is unchanged, one
 copy per submission), CPU load + run at quiet moments: baseline 1.01 + 4.16 = 5.17 s and 5.01 s; large-scale
