@@ -7,6 +7,7 @@ the counts through a :class:`StateOverlay`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,14 +207,7 @@ class Counting:
         states = entry.states
         by_level: dict[int, set[Domain]] = {}
         moved = False
-        for leaf_id in dirty:
-            changed = tree.leaves.get(leaf_id)
-            if changed is None or entry.excluded[changed.leaf_idx]:
-                continue
-            state = states[changed.idx]
-            count = self._count_again(entry, changed, state, per_pod)
-            if count is None:
-                continue
+        for changed, state, count in self._moved_leaves(entry, tree, dirty, per_pod):
             moved = True
             state.pod_count = state.pod_count_with_leader = count
             state.leader_count = 0
@@ -245,14 +239,7 @@ class Counting:
         states = entry.states
         order = entry.order
         moved = False
-        for leaf_id in dirty:
-            leaf = tree.leaves.get(leaf_id)
-            if leaf is None or entry.excluded[leaf.leaf_idx]:
-                continue
-            state = states[leaf.idx]
-            count = self._count_again(entry, leaf, state, per_pod)
-            if count is None:
-                continue
+        for leaf, state, count in self._moved_leaves(entry, tree, dirty, per_pod):
             moved = True
             level = len(leaf.values) - 1
             old_pods, old_slices = state.pod_count, state.slice_count
@@ -287,6 +274,20 @@ class Counting:
                 domain = parent
         if moved:
             entry.results.clear()
+
+    def _moved_leaves(self, entry: CacheEntry, tree: Tree, dirty: set[str],
+                      per_pod: Requests) -> Iterator[tuple[Domain, DomainState, int]]:
+        """The dirty leaves (not excluded) whose count or limiting resource moved, each with its cached state
+        and new count (:meth:`_count_again`)."""
+        states = entry.states
+        for leaf_id in dirty:
+            leaf = tree.leaves.get(leaf_id)
+            if leaf is None or entry.excluded[leaf.leaf_idx]:
+                continue
+            state = states[leaf.idx]
+            count = self._count_again(entry, leaf, state, per_pod)
+            if count is not None:
+                yield leaf, state, count
 
     def _count_again(self, entry: CacheEntry, leaf: Domain, state: DomainState, per_pod: Requests) -> int | None:
         """A leaf whose usage moved, counted again: None when neither its pod count nor its limiting resource
