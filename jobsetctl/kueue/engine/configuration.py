@@ -31,6 +31,15 @@ def on_configuration(engine: Engine, kind: str, obj: Object | None, namespace: s
     return True
 
 
+def _requeue_all(engine: Engine, *, flavors_changed: bool = False) -> None:
+    """What every cluster-wide configuration change ends with: the TAS caches told when a flavor or topology
+    changed, every inadmissible workload retried, a scheduling cycle asked for."""
+    if flavors_changed and engine.tas is not None:
+        engine.tas.on_flavors_changed()
+    engine.request_requeue_all()
+    engine.kick()
+
+
 def on_cluster_queue(engine: Engine, obj: Object | None, name: str) -> None:
     if obj is None:
         engine.cache.delete_cluster_queue(name)
@@ -49,8 +58,7 @@ def on_cohort(engine: Engine, obj: Object | None, name: str) -> None:
         engine.cache.delete_cohort(name)
     else:
         engine.cache.add_or_update_cohort(obj)
-    engine.request_requeue_all()
-    engine.kick()
+    _requeue_all(engine)
 
 
 def on_flavor(engine: Engine, obj: Object | None, name: str) -> None:
@@ -58,10 +66,7 @@ def on_flavor(engine: Engine, obj: Object | None, name: str) -> None:
         engine.cache.delete_flavor(name)
     else:
         engine.cache.add_or_update_flavor(obj)
-    if engine.tas is not None:
-        engine.tas.on_flavors_changed()
-    engine.request_requeue_all()
-    engine.kick()
+    _requeue_all(engine, flavors_changed=True)
 
 
 def on_topology(engine: Engine, obj: Object | None, name: str) -> None:
@@ -69,10 +74,7 @@ def on_topology(engine: Engine, obj: Object | None, name: str) -> None:
         engine.cache.delete_topology(name)
     else:
         engine.cache.add_or_update_topology(name, topology_levels(obj))
-    if engine.tas is not None:
-        engine.tas.on_flavors_changed()
-    engine.request_requeue_all()
-    engine.kick()
+    _requeue_all(engine, flavors_changed=True)
 
 
 def on_admission_check(engine: Engine, obj: Object | None, name: str) -> None:
@@ -80,8 +82,7 @@ def on_admission_check(engine: Engine, obj: Object | None, name: str) -> None:
         engine.cache.delete_admission_check(name)
     else:
         engine.cache.add_or_update_admission_check(obj)
-    engine.request_requeue_all()
-    engine.kick()
+    _requeue_all(engine)
 
 
 def on_local_queue(engine: Engine, obj: Object | None, key: str) -> None:

@@ -105,25 +105,6 @@ def _merge_attempts(dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res
                 attempt.no_fit_reason = names.NO_MATCHING_FLAVOR
 
 
-#: ``RGByResource`` per ``resource_groups`` tuple (immutable, of frozen groups; kept alive with the answer, so
-#: its id is not reused meanwhile): the first group covering each resource. Asked per resource per attempt.
-_GROUPS_BY_RESOURCE: dict[int, tuple[tuple[ResourceGroup, ...], dict[str, ResourceGroup]]] = {}
-
-
-def _groups_by_resource(groups: tuple[ResourceGroup, ...]) -> dict[str, ResourceGroup]:
-    hit = _GROUPS_BY_RESOURCE.get(id(groups))
-    if hit is not None and hit[0] is groups:
-        return hit[1]
-    by_resource: dict[str, ResourceGroup] = {}
-    for group in groups:
-        for resource in group.covered_resources:
-            by_resource.setdefault(resource, group)
-    if len(_GROUPS_BY_RESOURCE) > 1024:
-        _GROUPS_BY_RESOURCE.clear()
-    _GROUPS_BY_RESOURCE[id(groups)] = (groups, by_resource)
-    return by_resource
-
-
 def _taint_text(taint: Any) -> str:
     """How Go's ``%s`` prints a ``corev1.Taint`` value: ``{key value effect <nil>}`` (a quirk kept)."""
     return f"{{{taint.key} {taint.value} {taint.effect} <nil>}}"
@@ -150,7 +131,7 @@ class FlavorAssigner:
         podsets = info.podsets if not counts else [p.scaled_to(c) for p, c in zip(info.podsets, counts, strict=False)]
         assignment = Assignment(last_state=AssignmentState([], cq.generation, self.scheduling_cycle,
                                                            info.scheduling_hash))
-        group_of = _groups_by_resource(cq.spec.resource_groups).get
+        group_of = cq.spec.group_by_resource.get
         covers_pods = group_of(PODS) is not None
         spec_podsets = info.spec_podsets()
         spec_count = len(spec_podsets)

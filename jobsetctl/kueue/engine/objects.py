@@ -91,6 +91,16 @@ class ClusterQueueSpec:
     admission_checks: tuple[AdmissionCheckRule, ...] = ()
     #: ``spec.admissionScope.admissionMode`` (AdmissionFairSharing), "" when unset.
     admission_mode: str = ""
+    #: ``RGByResource`` for every covered resource: the first group covering it (asked per resource per
+    #: flavor assignment, so it is worked out once; ``resource_groups`` is never reassigned).
+    group_by_resource: dict[str, ResourceGroup] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_resource: dict[str, ResourceGroup] = {}
+        for group in self.resource_groups:
+            for resource in group.covered_resources:
+                by_resource.setdefault(resource, group)
+        self.group_by_resource = by_resource
 
     def flavors(self) -> list[str]:
         seen: list[str] = []
@@ -102,10 +112,7 @@ class ClusterQueueSpec:
 
     def group_of(self, resource: str) -> ResourceGroup | None:
         """``RGByResource``."""
-        for group in self.resource_groups:
-            if resource in group.covered_resources:
-                return group
-        return None
+        return self.group_by_resource.get(resource)
 
 
 def fair_weight(value: Any) -> float:
