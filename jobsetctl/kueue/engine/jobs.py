@@ -23,6 +23,7 @@ back at once.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kube.duration import DurationError, parse_duration
@@ -420,29 +421,27 @@ def restore_podsets(adapter: JobAdapter, podsets: list[dict[str, Any]]) -> bool:
 # ---- owner-less workloads ------------------------------------------------------------------------------
 
 
-#: The seconds of each duration annotation text read (None: not a duration), a pure function of the text:
-#: an admitted owner-less workload reads its annotation at each reconcile.
-_DURATION_BY_TEXT: dict[str, float | None] = {}
-MAX_DURATION_TEXTS = 4096
-
-
 def workload_duration(workload: Object) -> float | None:
     annotations = _mapping(_mapping(workload.get("metadata")).get("annotations"))
     value = annotations.get(DURATION_ANNOTATION)
     if value is None:
         return None
-    text = type(value) is str
-    if text and value in _DURATION_BY_TEXT:
-        return _DURATION_BY_TEXT[value]
+    if type(value) is str:
+        return _duration_seconds(value)
     try:
-        seconds: float | None = parse_duration(value)
+        return parse_duration(value)
     except DurationError:
-        seconds = None
-    if text:
-        if len(_DURATION_BY_TEXT) >= MAX_DURATION_TEXTS:
-            _DURATION_BY_TEXT.clear()
-        _DURATION_BY_TEXT[value] = seconds
-    return seconds
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _duration_seconds(text: str) -> float | None:
+    """The seconds of a duration annotation text (None: not a duration), remembered: an admitted owner-less
+    workload reads its annotation at each reconcile, and a run's workloads share a few texts."""
+    try:
+        return parse_duration(text)
+    except DurationError:
+        return None
 
 
 def reconcile_standalone(engine: Engine, workload: Object, first: dict[Any, dict[str, Any]] | None = None) -> float | None:
