@@ -22,12 +22,18 @@ from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.interface import Operation
 from jobsetctl.kube.featuregates import parse_feature_gates
-from jobsetctl.kube.jsontree import NotPlain, shape_bytes, tree_key
+from jobsetctl.kube.jsontree import NotPlain, copy_tree, shape_bytes, tree_key
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
 from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
 from jobsetctl.kueue.kind import WORKLOAD
-from jobsetctl.kueue.workload_admission import _MEMOS, QUEUE_NAME_MAX_LENGTH, QUEUE_NAME_PATTERN
+from jobsetctl.kueue.workload_admission import (
+    _MEMOS,
+    QUEUE_NAME_MAX_LENGTH,
+    QUEUE_NAME_PATTERN,
+    _frozen,
+    _thawed,
+)
 
 K = "kueue.x-k8s.io/v1beta2"
 
@@ -208,6 +214,35 @@ def test_shape_bytes_are_equal_exactly_for_equal_typed_trees(left: Any, right: A
     # no back-references).
     shared = "".join(["sha", "red"])
     assert shape_bytes([shared, shared]) == shape_bytes(["shared", "".join(["sha", "red"])])
+
+
+def _containers(value: Any) -> list[int]:
+    if isinstance(value, dict):
+        return [id(value), *[i for item in value.values() for i in _containers(item)]]
+    if isinstance(value, list):
+        return [id(value), *[i for item in value for i in _containers(item)]]
+    return []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=2), json_trees, max_size=4))
+def test_a_thawed_copy_is_what_copy_tree_gives(tree: dict[str, Any]) -> None:
+    """The create memo keeps the admitted object as marshal bytes and thaws a copy per hit: equal to
+    ``copy_tree`` type for type and key order included, and sharing no container with the original or with
+    another thawed copy (each create owns and changes its stored object)."""
+    frozen = _frozen(tree)
+    assert frozen is not None
+    first, second = _thawed(frozen), _thawed(frozen)
+    assert _typed(first) == _typed(copy_tree(tree)) == _typed(second)
+    assert not set(_containers(first)) & (set(_containers(tree)) | set(_containers(second)))
+
+
+def test_only_a_plain_tree_is_frozen() -> None:
+    """What marshal would not give back type for type is not kept: a dict subclass, a tuple, a bytearray, a key
+    that is not a string. A ``_frozen`` that skipped its plainness check fails here."""
+    subclass = type("D", (dict,), {})
+    for refused in ({"a": subclass()}, {"a": (1,)}, {"a": bytearray(b"x")}, {1: "a"}):
+        assert _frozen(refused) is None
 
 
 def test_shape_bytes_tell_apart_what_a_json_text_would_not() -> None:
