@@ -25,7 +25,7 @@ from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kube.jsontree import NotPlain, copy_tree, shape_bytes, tree_key
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
-from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
+from jobsetctl.kueue.engine.workload import _PER_POD_BY_CONTENT, WorkloadInfo, _podset_per_pod, plain_key
 from jobsetctl.kueue.kind import WORKLOAD
 from jobsetctl.kueue.workload_admission import (
     _MEMOS,
@@ -294,6 +294,30 @@ def test_per_pod_requests_are_shared_between_equal_templates_only() -> None:
     first, second, other = podset("1"), podset("1"), podset("2")
     assert _podset_per_pod(first, {}) is _podset_per_pod(second, {})
     assert _podset_per_pod(other, {}) == {"cpu": 2000} and _podset_per_pod(first, {}) == {"cpu": 1000}
+
+
+def test_the_per_pod_memo_keys_are_the_pod_specs_bytes_and_only_plain_ones_are_kept() -> None:
+    """The per-pod memo's key argument: ``PodRequests`` reads the pod spec only, keyed by its marshal bytes
+    (:func:`plain_key`): a value of another type (``"1"`` against ``1``) or another key order is another
+    key, and a pod spec that is no plain tree (a tuple of containers) is not remembered. A ``_podset_per_pod``
+    that kept what ``content_key`` refuses fails here."""
+    def podset(containers: Any) -> dict[str, Any]:
+        return {"name": "main", "count": 1, "template": {"spec": {"containers": containers}}}
+
+    container = {"name": "c", "resources": {"requests": {"cpu": "1"}}}
+    _PER_POD_BY_CONTENT.clear()
+    plain = podset([dict(container)])
+    assert _podset_per_pod(plain, {}) == {"cpu": 1000}
+    assert plain_key(plain["template"]["spec"]) in _PER_POD_BY_CONTENT
+    as_tuple = podset((dict(container),))
+    memo: dict[int, Any] = {}
+    _podset_per_pod(as_tuple, memo)
+    assert shape_bytes(as_tuple["template"]["spec"]) not in _PER_POD_BY_CONTENT
+    assert plain_key(as_tuple["template"]["spec"]) is None and memo[id(as_tuple["template"]["spec"])][2] is None
+    reordered = podset([{"resources": {"requests": {"cpu": "1"}}, "name": "c"}])
+    typed = podset([{"name": "c", "resources": {"requests": {"cpu": 1}}}])
+    assert len({plain_key(p["template"]["spec"]) for p in (plain, reordered, typed)}) == 3
+    assert _podset_per_pod(podset([{"name": "c", "resources": {"requests": {"cpu": "2"}}}]), {}) == {"cpu": 2000}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
