@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import marshal
 import re
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -173,19 +174,42 @@ def admit_workload_create(obj: Object, ctx: AdmissionContext, handler: KindHandl
 
 
 def _frozen(stored: Object) -> bytes | None:
-    """The admitted object as ``marshal`` bytes (format 2, :func:`jobsetctl.kube.jsontree.shape_bytes`), from
-    which each hit takes its own copy (:func:`_thawed`) in one C call instead of :func:`copy_tree`'s walk; None
-    when ``stored`` is no plain JSON tree (:func:`content_key`), whose copy marshal would not give back type for
-    type (a ``dict`` subclass comes back a ``dict``, a ``bytearray`` as ``bytes``)."""
+    """The admitted object as ``marshal`` bytes, from which each hit takes its own copy (:func:`_thawed`) in one C
+    call instead of :func:`copy_tree`'s walk; None when ``stored`` is no plain JSON tree (:func:`content_key`),
+    whose copy marshal would not give back type for type (a ``dict`` subclass comes back a ``dict``, a
+    ``bytearray`` as ``bytes``). Every string of it is interned first and written as such (format 4), so that the
+    copies share their strings, as ``copy_tree``'s copies share the original's, instead of each holding its own
+    (and dict keys are the interned literals the code looks them up with)."""
     if content_key(stored) is None:
         return None
-    return shape_bytes(stored)
+    try:
+        return marshal.dumps(_interned(stored), _FROZEN_FORMAT)
+    except (ValueError, RecursionError):
+        return None
+
+
+#: Format 4 writes an interned string as interned, and a second occurrence of an object as a reference to the
+#: first; :func:`_interned` makes a tree in which no container occurs twice, so only strings are referenced.
+_FROZEN_FORMAT = 4
+
+
+def _interned(value: Any) -> Any:
+    """A copy of a plain JSON tree with every string (keys and values) interned; each container in it is new and
+    occurs once (what ``marshal`` then writes as a reference is a string only)."""
+    cls = type(value)
+    if cls is dict:
+        return {sys.intern(key): _interned(item) for key, item in value.items()}
+    if cls is list:
+        return [_interned(item) for item in value]
+    if cls is str:
+        return sys.intern(value)
+    return value
 
 
 def _thawed(frozen: bytes) -> Object:
     """A new copy of the object :func:`_frozen` serialised: for a plain JSON tree, what :func:`copy_tree` of it
-    gives (equal, type for type and key order included, sharing no container with any other copy):
-    ``marshal`` decodes each ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None`` it wrote as
-    the same type and value, and format 2 writes no references (nothing decoded is shared)."""
+    gives (equal, type for type and key order included, sharing no container with any other copy or within
+    itself): ``marshal`` decodes each ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None`` it
+    wrote as the same type and value, and the only objects it wrote as references are strings."""
     value: Object = marshal.loads(frozen)
     return value

@@ -235,6 +235,12 @@ def test_a_thawed_copy_is_what_copy_tree_gives(tree: dict[str, Any]) -> None:
     first, second = _thawed(frozen), _thawed(frozen)
     assert _typed(first) == _typed(copy_tree(tree)) == _typed(second)
     assert not set(_containers(first)) & (set(_containers(tree)) | set(_containers(second)))
+    assert len(set(_containers(first))) == len(_containers(first))  # nothing shared within a copy either
+    # A container that occurs twice in the remembered tree comes out as two (as copy_tree makes it).
+    inner: dict[str, Any] = {"k": [1]}
+    twice = _thawed(_frozen({"a": inner, "b": inner}) or b"")
+    assert twice == {"a": {"k": [1]}, "b": {"k": [1]}} and twice["a"] is not twice["b"]
+    assert twice["a"]["k"] is not twice["b"]["k"]
 
 
 def test_only_a_plain_tree_is_frozen() -> None:
