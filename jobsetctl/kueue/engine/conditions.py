@@ -55,13 +55,19 @@ def find_condition(obj: Object, kind: str) -> dict[str, Any] | None:
 
 def first_conditions(obj: Object) -> dict[Any, dict[str, Any]]:
     """Condition type -> the first condition of that type (what :func:`find_condition` finds for each), in one
-    pass: for a reconcile that reads several conditions before it writes anything."""
-    out: dict[Any, dict[str, Any]] = {}
+    pass: for a reconcile that reads several conditions before it writes anything. (Read by type only: the
+    keys' order is not part of the answer.)"""
     status = obj.get("status")
-    if isinstance(status, dict):
-        for cond in status.get("conditions") or ():
-            if isinstance(cond, dict):
-                out.setdefault(cond.get("type"), cond)
+    if not isinstance(status, dict):
+        return {}
+    conds = status.get("conditions")
+    if type(conds) is list:
+        # Last to first, so that the first condition of a type is the one kept.
+        return {cond.get("type"): cond for cond in reversed(conds) if isinstance(cond, dict)}
+    out: dict[Any, dict[str, Any]] = {}
+    for cond in conds or ():
+        if isinstance(cond, dict):
+            out.setdefault(cond.get("type"), cond)
     return out
 
 
@@ -87,32 +93,60 @@ def is_false(obj: Object, kind: str) -> bool:
 def set_condition(obj: Object, kind: str, status: bool, reason: str, message: str, now: str,
                   generation: int | None = None) -> bool:
     """``meta.SetStatusCondition``: returns whether anything changed."""
-    text = "True" if status else "False"
-    message = message[:MAX_CONDITION_MESSAGE]
-    gen = generation if generation is not None else int(as_mapping(obj.get("metadata")).get("generation") or 0)
+    if generation is None:
+        md = obj.get("metadata")
+        generation = int(md.get("generation") or 0) if isinstance(md, dict) else 0
     conds = conditions(obj)
     for cond in conds:
         if cond.get("type") == kind:
-            changed = False
-            if cond.get("status") != text:
-                cond["status"] = text
-                cond["lastTransitionTime"] = now
-                changed = True
-            if cond.get("reason") != reason:
-                cond["reason"] = reason
-                changed = True
-            if cond.get("message") != message:
-                cond["message"] = message
-                changed = True
-            if gen and cond.get("observedGeneration") != gen:
-                cond["observedGeneration"] = gen
-                changed = True
-            return changed
-    cond = {"type": kind, "status": text, "lastTransitionTime": now, "reason": reason, "message": message}
-    if gen:
+            return _put_condition(conds, cond, kind, "True" if status else "False", reason, message, generation, now)
+    return _put_condition(conds, None, kind, "True" if status else "False", reason, message, generation, now)
+
+
+def _generation(obj: Object) -> int:
+    md = obj.get("metadata")
+    return int(md.get("generation") or 0) if isinstance(md, dict) else 0
+
+
+def _firsts(conds: list[Any], kinds: tuple[str, ...]) -> dict[str, dict[str, Any]] | None:
+    """The first condition of each of ``kinds`` (what :func:`set_condition` would find for each), in one pass;
+    None when the list holds something else than conditions (the callers then take the long way)."""
+    found: dict[str, dict[str, Any]] = {}
+    for cond in conds:
+        if not isinstance(cond, dict):
+            return None
+        kind = cond.get("type")
+        if kind in kinds and kind not in found:
+            found[kind] = cond
+    return found
+
+
+def _put_condition(conds: list[Any], cond: dict[str, Any] | None, kind: str, text: str, reason: str, message: str,
+                   gen: int, now: str) -> bool:
+    """:func:`set_condition` once the first condition of the type (``cond``, None when there is none) is found."""
+    if len(message) > MAX_CONDITION_MESSAGE:
+        message = message[:MAX_CONDITION_MESSAGE]
+    if cond is None:
+        cond = {"type": kind, "status": text, "lastTransitionTime": now, "reason": reason, "message": message}
+        if gen:
+            cond["observedGeneration"] = gen
+        conds.append(cond)
+        return True
+    changed = False
+    if cond.get("status") != text:
+        cond["status"] = text
+        cond["lastTransitionTime"] = now
+        changed = True
+    if cond.get("reason") != reason:
+        cond["reason"] = reason
+        changed = True
+    if cond.get("message") != message:
+        cond["message"] = message
+        changed = True
+    if gen and cond.get("observedGeneration") != gen:
         cond["observedGeneration"] = gen
-    conds.append(cond)
-    return True
+        changed = True
+    return changed
 
 
 def remove_condition(obj: Object, kind: str) -> bool:
@@ -157,25 +191,28 @@ is_evicted: Callable[[Object], bool] = _true_predicate(names.EVICTED)
 
 
 def is_active(obj: Object) -> bool:
-    return as_mapping(obj.get("spec")).get("active") is not False
+    spec = obj.get("spec")
+    return not isinstance(spec, dict) or spec.get("active") is not False
+
+
+_FINISHED, _ADMITTED, _QUOTA_RESERVED = names.FINISHED, names.ADMITTED, names.QUOTA_RESERVED
 
 
 def workload_status(obj: Object) -> str:
-    """``workload.Status`` (one pass over the conditions)."""
+    """``workload.Status`` (one pass over the conditions; a True Finished condition decides at once)."""
     status = obj.get("status")
-    finished = admitted = reserved = False
-    if isinstance(status, dict):
-        for cond in status.get("conditions") or ():
-            if isinstance(cond, dict) and cond.get("status") == "True":
-                kind = cond.get("type")
-                if kind == names.FINISHED:
-                    finished = True
-                elif kind == names.ADMITTED:
-                    admitted = True
-                elif kind == names.QUOTA_RESERVED:
-                    reserved = True
-    if finished:
-        return STATUS_FINISHED
+    if not isinstance(status, dict):
+        return STATUS_PENDING
+    admitted = reserved = False
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("status") == "True":
+            kind = cond.get("type")
+            if kind == _FINISHED:
+                return STATUS_FINISHED
+            if kind == _ADMITTED:
+                admitted = True
+            elif kind == _QUOTA_RESERVED:
+                reserved = True
     if admitted:
         return STATUS_ADMITTED
     if reserved:
@@ -225,8 +262,31 @@ def sync_admitted_condition(obj: Object, now: str) -> bool:
                          "The workload has not all checks ready", now)
 
 
+_UNSET_KINDS = (names.QUOTA_RESERVED, names.ADMITTED)
+
+
 def unset_quota_reservation(obj: Object, reason: str, message: str, now: str) -> bool:
-    """``workload.UnsetQuotaReservationWithCondition``."""
+    """``workload.UnsetQuotaReservationWithCondition`` (the conditions it sets found in one pass)."""
+    conds = conditions(obj)
+    found = _firsts(conds, _UNSET_KINDS)
+    if found is None:
+        return _unset_quota_reservation(obj, reason, message, now)
+    gen = _generation(obj)
+    # Setting QuotaReserved changes no condition's type: the first Admitted one is still the one found.
+    changed = _put_condition(conds, found.get(names.QUOTA_RESERVED), names.QUOTA_RESERVED, "False", reason, message,
+                             gen, now)
+    status = obj["status"]  # conditions() made it a dict
+    if status.get("admission") is not None:
+        status.pop("admission", None)
+        changed = True
+    if _put_condition(conds, found.get(names.ADMITTED), names.ADMITTED, "False", names.NO_RESERVATION,
+                      "The workload has no reservation", gen, now):
+        changed = True
+    return changed
+
+
+def _unset_quota_reservation(obj: Object, reason: str, message: str, now: str) -> bool:
+    """:func:`unset_quota_reservation` one condition at a time."""
     changed = set_condition(obj, names.QUOTA_RESERVED, False, reason, message, now)
     status = obj["status"]  # set_condition made it a dict
     if status.get("admission") is not None:
@@ -256,13 +316,30 @@ def reset_active_condition(obj: Object, kind: str, reason: str, now: str) -> boo
     return set_condition(obj, kind, False, reason, "Previously: " + str(cond.get("message", "")), now)
 
 
+_RESERVE_KINDS = (names.QUOTA_RESERVED, names.EVICTED, names.PREEMPTED)
+
+
 def set_quota_reservation(obj: Object, admission_value: dict[str, Any], now: str) -> None:
-    """``workload.SetQuotaReservation``."""
+    """``workload.SetQuotaReservation`` (the conditions it sets and resets found in one pass)."""
     obj.setdefault("status", {})["admission"] = admission_value
     cq = admission_value.get("clusterQueue", "")
-    set_condition(obj, names.QUOTA_RESERVED, True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now)
-    reset_active_condition(obj, names.EVICTED, "QuotaReserved", now)
-    reset_active_condition(obj, names.PREEMPTED, "QuotaReserved", now)
+    message = f"Quota reserved in ClusterQueue {cq}"
+    conds = conditions(obj)
+    found = _firsts(conds, _RESERVE_KINDS)
+    if found is None:
+        set_condition(obj, names.QUOTA_RESERVED, True, "QuotaReserved", message, now)
+        reset_active_condition(obj, names.EVICTED, "QuotaReserved", now)
+        reset_active_condition(obj, names.PREEMPTED, "QuotaReserved", now)
+        return
+    gen = _generation(obj)
+    _put_condition(conds, found.get(names.QUOTA_RESERVED), names.QUOTA_RESERVED, "True", "QuotaReserved", message,
+                   gen, now)
+    # reset_active_condition of each (setting QuotaReserved changes no condition's type).
+    for kind in (names.EVICTED, names.PREEMPTED):
+        cond = found.get(kind)
+        if cond is not None and cond.get("status") == "True":
+            _put_condition(conds, cond, kind, "False", "QuotaReserved", "Previously: " + str(cond.get("message", "")),
+                           gen, now)
 
 
 def set_requeued_condition(obj: Object, reason: str, message: str, status: bool, now: str) -> bool:

@@ -438,11 +438,7 @@ class Engine:
         current = None
         if current_obj is not None and is_admissible(current_obj):
             current = self.infos.get(info.key) or WorkloadInfo(current_obj)
-        added = self.queues.requeue_workload(info, reason, quota_reserved_reason, current)
-        if not added:
-            return None
-        cq = self.queues.cluster_queues.get(self.queues.cluster_queue_for(info) or "")
-        return "inadmissible" if cq is not None and info.key in cq.inadmissible else "active"
+        return self.queues.requeue_workload(info, reason, quota_reserved_reason, current)
 
     def set_pending(self, info: WorkloadInfo, reason: str, message: str) -> None:
         """The Pending condition and event of a workload the cycle did not admit."""

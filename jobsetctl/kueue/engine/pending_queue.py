@@ -4,9 +4,9 @@ manager decides *when* workloads move; this module only keeps *where* they wait 
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from jobsetctl.fakecluster.scheduler.selectors import LabelSelector
@@ -35,13 +35,19 @@ class _Bucket:
     unkeyed: set[str] = field(default_factory=set)
     namespaces: dict[str, int] = field(default_factory=dict)
 
+    def __lt__(self, other: _Bucket) -> bool:
+        """Never: pairs in ``PendingClusterQueue.top`` with one entry (a merge moves entries between buckets, and
+        the pair of the bucket it came from stays until popped) compare equal, not by their buckets (which of
+        them pops first changes nothing: the entry is valid in one bucket at most)."""
+        return False
+
     def head(self) -> tuple[Any, ...] | None:
         heap, entries = self.heap, self.entries
         while heap:
             entry = heap[0]
             if entries.get(entry[-1]) is entry:
                 return entry
-            heapq.heappop(heap)
+            heappop(heap)
         return None
 
 
@@ -134,9 +140,9 @@ class PendingClusterQueue:
             bucket.unkeyed.add(key)
         else:
             bucket.entries[key] = entry
-            heapq.heappush(bucket.heap, entry)
+            heappush(bucket.heap, entry)
             if bucket.active and bucket.head() is entry:
-                heapq.heappush(self.top, (entry, bucket))
+                heappush(self.top, (entry, bucket))
                 self.trim_top()
 
     def take(self, key: str) -> WorkloadInfo | None:
@@ -164,11 +170,11 @@ class PendingClusterQueue:
         if entry is not None:
             if len(bucket.heap) > 2 * len(bucket.entries) + 64:
                 bucket.heap = list(bucket.entries.values())
-                heapq.heapify(bucket.heap)
+                heapify(bucket.heap)
             if was_head:
                 head = bucket.head()
                 if head is not None:
-                    heapq.heappush(self.top, (head, bucket))
+                    heappush(self.top, (head, bucket))
                     self.trim_top()
         return info
 
@@ -180,7 +186,7 @@ class PendingClusterQueue:
                 head = bucket.head()
                 if head is not None:
                     top.append((head, bucket))
-            heapq.heapify(top)
+            heapify(top)
             self.top = top
 
     def activate(self, bucket: _Bucket) -> None:
@@ -190,13 +196,18 @@ class PendingClusterQueue:
             entries, heap, infos = bucket.entries, bucket.heap, bucket.infos
             for key in bucket.unkeyed:
                 entry = entries[key] = self.entry(infos[key])
-                heapq.heappush(heap, entry)
+                heappush(heap, entry)
             bucket.unkeyed = set()
         bucket.active = True
-        self.merge(bucket, self.act)
-        head = self.act[bucket.digest].head()
+        joined = self.act.get(bucket.digest)
+        if joined is None:
+            self.act[bucket.digest] = joined = bucket  # what merge does then
+        else:
+            self.merge(bucket, self.act)
+            joined = self.act[bucket.digest]
+        head = joined.head()
         if head is not None:
-            heapq.heappush(self.top, (head, self.act[bucket.digest]))
+            heappush(self.top, (head, joined))
             self.trim_top()
 
     def merge(self, bucket: _Bucket, side: dict[str, _Bucket]) -> None:
@@ -217,10 +228,10 @@ class PendingClusterQueue:
         entries.update(small.entries)
         if len(small.entries) * 8 > len(heap):
             heap.extend(small.entries.values())
-            heapq.heapify(heap)
+            heapify(heap)
         else:
             for entry in small.entries.values():
-                heapq.heappush(heap, entry)
+                heappush(heap, entry)
         big.slow |= small.slow
         big.unkeyed |= small.unkeyed
         small.infos, small.entries, small.heap, small.namespaces, small.slow = {}, {}, [], {}, set()
@@ -250,18 +261,71 @@ class PendingClusterQueue:
         """``inadmissibleWorkloads[key] = info`` (the key is not pending in ``cq``)."""
         self.add(self.bucket(info.scheduling_hash, False), info, None)
 
-    def pop(self) -> WorkloadInfo | None:
+    def join_moved_hash(self, info: WorkloadInfo) -> bool:
+        """:meth:`set_inadmissible` of ``info`` followed by the bulk move of the active bucket of its hash
+        (``handleInadmissibleHash``), done as one step when there is such a bucket and no inadmissible one: that
+        bucket turns inadmissible and ``info`` joins it. The two steps would make a bucket holding ``info`` alone,
+        then merge the moved bucket (the larger) with it, appending ``info`` to its members: the same members
+        in the same order, the same entry (one sequence number taken), the same backoff and namespace counts.
+        Returns False (nothing done) otherwise."""
+        digest = info.scheduling_hash
+        moved = self.act.get(digest)
+        if moved is None or not moved.infos or digest in self.inad:
+            return False
+        del self.act[digest]
+        moved.active = False
+        self.inad[digest] = moved
+        self.add(moved, info, None)
+        return True
+
+    def pop(self, shortcut: bool = True) -> WorkloadInfo | None:
         if self.preemptor is not None and self.preemptor[1]:
             bucket = self.where.get(self.preemptor[0])
             if bucket is not None and bucket.active:
                 return self.take(self.preemptor[0])
         top = self.top
         while top:
-            entry, bucket = heapq.heappop(top)
+            entry, bucket = heappop(top)
             key = entry[-1]
             if bucket.active and bucket.entries.get(key) is entry:
-                return self.take(key)
+                return self._take_head(bucket, entry) if shortcut else self.take(key)
         return None
+
+    def _take_head(self, bucket: _Bucket, entry: tuple[Any, ...]) -> WorkloadInfo:
+        """:meth:`take` of the entry :meth:`pop` found, which is its bucket's head: every active bucket's head
+        has a pair in ``top`` and the popped pair is the least valid one, so no valid entry of the bucket is
+        smaller. What :meth:`take` would ask (is it the head? what is its entry?) is known already."""
+        key = entry[-1]
+        del self.where[key]
+        infos = bucket.infos
+        info = infos.pop(key)
+        del bucket.entries[key]
+        if bucket.slow:
+            bucket.slow.discard(key)
+        namespaces = bucket.namespaces
+        count = namespaces[info.namespace] - 1
+        if count:
+            namespaces[info.namespace] = count
+        else:
+            del namespaces[info.namespace]
+        if not infos:
+            if self.act.get(bucket.digest) is bucket:
+                del self.act[bucket.digest]
+            bucket.heap.clear()
+            bucket.entries.clear()
+            return info
+        heap = bucket.heap
+        # The entries before it in the heap's order are stale ones (taken members).
+        while heappop(heap) is not entry:
+            pass
+        if len(heap) > 2 * len(bucket.entries) + 64:
+            bucket.heap = heap = list(bucket.entries.values())
+            heapify(heap)
+        head = bucket.head()
+        if head is not None:
+            heappush(self.top, (head, bucket))
+            self.trim_top()
+        return info
 
     def move_to_active(self, key: str) -> bool:
         bucket = self.where.get(key)

@@ -77,11 +77,23 @@ class QueueManager:
         self._seq = itertools.count()
         #: ClusterQueues whose inadmissible workloads should be retried (see :meth:`notify_retry_inadmissible`).
         self.requests: set[str] = set()
-        #: Off (tests only, ``EngineSettings.engine_shortcuts``): a retry moves a bucket with members of unknown
-        #: backoff member by member even when every member passes.
-        self.bucket_retry = True
+        #: Off (tests only, ``EngineSettings.engine_shortcuts`` through :attr:`bucket_retry`): a pop takes its head
+        #: as any key (``PendingClusterQueue.take``); a requeue with a bulk move puts the workload into a bucket of
+        #: its own, then merges the moved one with it.
+        self.shortcuts = True
+        self._bucket_retry = True
         #: Called when a heap gained workloads (the scheduler has work).
         self.on_broadcast: Callable[[], None] = lambda: None
+
+    @property
+    def bucket_retry(self) -> bool:
+        """Off (tests only, ``EngineSettings.engine_shortcuts``): a retry moves a bucket with members of unknown
+        backoff member by member even when every member passes. Setting it sets :attr:`shortcuts` too."""
+        return self._bucket_retry
+
+    @bucket_retry.setter
+    def bucket_retry(self, on: bool) -> None:
+        self._bucket_retry = self.shortcuts = on
 
     # ---- ordering ----------------------------------------------------------------------------------
     def queue_order_timestamp(self, info: WorkloadInfo) -> float:
@@ -178,7 +190,10 @@ class QueueManager:
         if previous is not None and previous is not info:
             info.last_assignment = previous.last_assignment
         self.assigned[info.key] = lq_key
-        self.lq_items.setdefault(lq_key, {})[info.key] = info
+        items = self.lq_items.get(lq_key)
+        if items is None:
+            items = self.lq_items[lq_key] = {}
+        items[info.key] = info
         info.scheduling_hash = info.compute_scheduling_hash() if self.equivalence_hashing else ""
         cq = self.cluster_queues.get(self.local_queues[lq_key])
         if cq is None:
@@ -218,14 +233,20 @@ class QueueManager:
                 and info.scheduling_hash in cq.bulk_moved):
             cq.set_inadmissible(info)
             return
-        cq.remove_active(key)
-        cq.push(info)
+        if is_active:
+            cq.remove_active(key)
+            cq.push(info)
+        else:
+            # Pending nowhere (an inadmissible version was taken above): ``push`` without its look-up.
+            cq.add(cq.bucket(info.scheduling_hash, True), info, cq.entry(info))
 
     def delete_workload(self, key: str) -> None:
         lq_key = self.assigned.get(key)
         if lq_key is None:
             return
-        self.lq_items.get(lq_key, {}).pop(key, None)
+        items = self.lq_items.get(lq_key)
+        if items is not None:
+            items.pop(key, None)
         cq = self.cluster_queues.get(self.local_queues.get(lq_key, ""))
         if cq is not None:
             cq.delete(key)
@@ -237,33 +258,41 @@ class QueueManager:
     def heads(self, active: Callable[[str], bool]) -> list[Head]:
         """``Manager.heads``: one workload per active ClusterQueue, removed from its queues."""
         out: list[Head] = []
+        shortcuts, assigned, lq_items = self.shortcuts, self.assigned, self.lq_items
         for name, cq in self.cluster_queues.items():
             if not active(name):
                 continue
             cq.pop_cycle += 1
-            info = cq.pop()
+            preemptor = cq.preemptor
+            # Without a preemptor, a queue whose pop order holds nothing pops nothing.
+            info = cq.pop(shortcuts) if cq.top or preemptor is not None else None
             if info is None:
                 cq.inflight = None
                 continue
-            cq.inflight = info.key
-            info.last_evaluated_generation = info.generation
-            preemptor = cq.preemptor is not None and cq.preemptor[0] == info.key and cq.preemptor[2] == info.generation
-            out.append(Head(info, name, preemptor))
-            lq_key = self.assigned.get(info.key)
+            key = info.key
+            cq.inflight = key
+            info.last_evaluated_generation = generation = info.generation
+            out.append(Head(info, name, preemptor is not None and preemptor[0] == key and preemptor[2] == generation))
+            lq_key = assigned.get(key)
             if lq_key is not None:
-                self.lq_items.get(lq_key, {}).pop(info.key, None)
+                items = lq_items.get(lq_key)
+                if items is not None:
+                    items.pop(key, None)
         return out
 
     def requeue_workload(self, info: WorkloadInfo, reason: str, quota_reserved_reason: str,
-                         current: WorkloadInfo | None) -> bool:
+                         current: WorkloadInfo | None) -> str | None:
         """``Manager.RequeueWorkload``: put back a head the cycle did not admit. ``current`` is the
-        latest version of the workload (None when it was deleted or is no longer admissible)."""
+        latest version of the workload (None when it was deleted or is no longer admissible). Returns None when
+        it was not added, else where the ClusterQueue of ``info``'s LocalQueue now holds it: "inadmissible" or
+        "active" (also when that ClusterQueue does not hold it)."""
+        asked = info
         if current is None:
             lq_key = self.assigned.get(info.key)
             cq = self.cluster_queues.get(self.local_queues.get(lq_key or "", ""))
             if cq is not None and cq.inflight == info.key:
                 cq.inflight = None
-            return False
+            return None
         if current is not info:
             current.last_assignment = info.last_assignment
             current.scheduling_hash = info.scheduling_hash
@@ -272,21 +301,31 @@ class QueueManager:
         lq_key = f"{info.namespace}/{info.queue_name}"
         cq_name = self.local_queues.get(lq_key)
         if cq_name is None:
-            return False
+            return None
         self.assigned[info.key] = lq_key
-        self.lq_items.setdefault(lq_key, {})[info.key] = info
+        items = self.lq_items.get(lq_key)
+        if items is None:
+            items = self.lq_items[lq_key] = {}
+        items[info.key] = info
         cq = self.cluster_queues.get(cq_name)
         if cq is None:
-            return False
+            return None
         if cq.strategy == names.STRICT_FIFO:
             immediate = reason != REASON_NAMESPACE_MISMATCH
         else:
             immediate = reason in (REASON_FAILED_AFTER_NOMINATION, REASON_PENDING_PREEMPTION,
                                    REASON_PREEMPTION_FAILED)
-        added = self._requeue_if_not_present(cq, info, immediate, reason, quota_reserved_reason)
-        if added:
-            self.on_broadcast()
-        return added
+        if not self._requeue_if_not_present(cq, info, immediate, reason, quota_reserved_reason):
+            return None
+        self.on_broadcast()
+        if asked.queue_name != info.queue_name:
+            # The version asked about names another LocalQueue (same key, so same namespace).
+            other = self.cluster_queues.get(self.cluster_queue_for(asked) or "")
+            if other is None:
+                return "active"
+            cq = other
+        bucket = cq.where.get(info.key)
+        return "inadmissible" if bucket is not None and not bucket.active else "active"
 
     def _requeue_if_not_present(self, cq: PendingClusterQueue, info: WorkloadInfo, immediate: bool,
                                 reason: str, quota_reserved_reason: str) -> bool:
@@ -303,11 +342,16 @@ class QueueManager:
             return cq.push_active_if_not_present(info)
         if key in cq.where:
             return False
-        cq.set_inadmissible(info)
-        if (self.equivalence_hashing and info.scheduling_hash and cq.strategy == names.BEST_EFFORT_FIFO
+        digest = info.scheduling_hash
+        if (self.equivalence_hashing and digest and cq.strategy == names.BEST_EFFORT_FIFO
                 and reason in (REASON_NO_FIT, REASON_PREEMPTION_NO_CANDIDATES)):
-            cq.bulk_moved[info.scheduling_hash] = quota_reserved_reason or names.PENDING_EVALUATION
-            self._move_equivalent_to_inadmissible(cq, info.scheduling_hash)
+            cq.bulk_moved[digest] = quota_reserved_reason or names.PENDING_EVALUATION
+            if self.shortcuts and cq.join_moved_hash(info):
+                return True
+            cq.set_inadmissible(info)
+            self._move_equivalent_to_inadmissible(cq, digest)
+            return True
+        cq.set_inadmissible(info)
         return True
 
     def _move_equivalent_to_inadmissible(self, cq: PendingClusterQueue, digest: str) -> None:
@@ -328,11 +372,9 @@ class QueueManager:
 
     def clear_preemptor(self, key: str) -> None:
         lq_key = self.assigned.get(key)
-        candidates = [self.cluster_queues.get(self.local_queues.get(lq_key, ""))] if lq_key is not None else []
-        if not candidates or candidates[0] is None:
-            candidates = list(self.cluster_queues.values())
-        for cq in candidates:
-            if cq is not None and cq.preemptor is not None and cq.preemptor[0] == key:
+        own = self.cluster_queues.get(self.local_queues.get(lq_key, "")) if lq_key is not None else None
+        for cq in (own,) if own is not None else self.cluster_queues.values():
+            if cq.preemptor is not None and cq.preemptor[0] == key:
                 cq.preemptor = None
 
     # ---- inadmissible requeue ----------------------------------------------------------------------
@@ -372,8 +414,13 @@ class QueueManager:
             for bucket in list(cq.inad.values()):
                 # A member's backoff is read once (it is remembered on its Info): when every member passes,
                 # the bucket moves as a whole, as the members one by one would.
-                if all(namespace_ok(ns) for ns in bucket.namespaces) and (not bucket.slow or (
-                        self.bucket_retry and all(self.backoff_expired(bucket.infos[key]) for key in bucket.slow))):
+                namespaces_ok = True
+                for namespace in bucket.namespaces:
+                    if not namespace_ok(namespace):
+                        namespaces_ok = False
+                        break
+                if namespaces_ok and (not bucket.slow or (
+                        self._bucket_retry and all(self.backoff_expired(bucket.infos[key]) for key in bucket.slow))):
                     if bucket.slow:
                         # Their backoff states are read now (as after a move member by member).
                         bucket.slow = {key for key in bucket.slow if bucket.infos[key]._backoff != NO_BACKOFF}
