@@ -65,9 +65,11 @@ class CandidateIterator:
         hierarchy, priority = self._hierarchical_candidates(with_priority_group)
         # CandidatesOrdering within each group: its "same ClusterQueue" part is the same for all members.
         for group in (same_queue, hierarchy, priority):
-            group.sort(key=_by_key)
-        ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
-        evicted = [c for c in ordered if c.evicted]  # first, in a stable partition (none: the order as it is)
+            if len(group) > 1:
+                group.sort(key=_by_key)
+        ordered = hierarchy + priority + same_queue
+        evicted = [c for c in ordered if c.evicted] if ordered else ordered
+        # Evicted first, in a stable partition (none: the order as it is).
         self.candidates = evicted + [c for c in ordered if not c.evicted] if evicted else ordered
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy
@@ -154,7 +156,8 @@ class CandidateIterator:
             return hierarchy, priority
         previous: ResourceNode | None = None
         advantage, remaining = quantities_fit_in_quota(ctx.cq.node, ctx.usage)
-        for root in ctx.cq.node.ancestors():
+        root = ctx.cq.node.parent
+        while root is not None:  # ctx.cq.node.ancestors(), walked in line
             out = hierarchy if advantage else priority
             if advantage or with_priority_group:
                 self._collect(root, root, previous, advantage, out)
@@ -163,6 +166,7 @@ class CandidateIterator:
             fits, remaining = quantities_fit_in_quota(root, remaining)
             advantage = advantage or fits
             previous = root
+            root = root.parent
         return hierarchy, priority
 
     def _collect(self, current: ResourceNode, subtree_root: ResourceNode, skip: ResourceNode | None,

@@ -411,4 +411,9 @@ class _Context:
 def _queue_under_nominal(ctx: _Context) -> bool:
     """``queueUnderNominalInResourcesNeedingPreemption``: usage strictly below nominal."""
     node = ctx.cq.node
-    return all(node.quota(fr).nominal > node.usage.get(fr, 0) for fr in ctx.frs)
+    quotas, usage = node.quotas, node.usage
+    for fr in ctx.frs:  # a loop, not all(generator): asked per preemption search
+        quota = quotas.get(fr)  # node.quota(fr) written out
+        if (0 if quota is None else quota.nominal) <= usage.get(fr, 0):
+            return False
+    return True
