@@ -170,6 +170,18 @@ class Preemptor:
                 for tas in self.cache._tas_of(state, info):
                     tas.add_workload(info)
 
+    def remove_quota(self, info: WorkloadInfo) -> None:
+        """:meth:`remove` for a search that reads quota alone (no topology check): the TAS books stay as they
+        are, since nothing of the search reads them, and :meth:`add_quota` puts the usage back."""
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        if state is not None:
+            remove_usage_map(state.node, info.usage())
+
+    def add_quota(self, info: WorkloadInfo) -> None:
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        if state is not None:
+            add_usage_map(state.node, info.usage())
+
     def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
         """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
         membership, so they are no candidates either) until the returned function puts them back.
@@ -280,11 +292,13 @@ class Preemptor:
         if not targets:
             borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
             return NO_CANDIDATES, borrow
+        # The borrowing height reads quota alone: with the shortcuts on, the TAS books are left as they are.
+        remove, add = (self.remove_quota, self.add_quota) if self.shortcuts else (self.remove, self.add)
         for target in targets:
-            self.remove(target.info)
+            remove(target.info)
         borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
         for target in targets:
-            self.add(target.info)
+            add(target.info)
         if any(t.info.cluster_queue == cq.name for t in targets):
             return POSSIBLE_PREEMPT, borrow
         return POSSIBLE_RECLAIM, borrow
@@ -302,8 +316,10 @@ class Preemptor:
             return self.tas_fits(ctx.info, ctx.tas_requests, ctx.cq)
         return True
 
-    def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
-        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed.
+    def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool,
+                  quota_only: bool = False) -> list[Target]:
+        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed (``quota_only``: the
+        targets left through :meth:`remove_quota`, and go back through :meth:`add_quota`).
 
         With the shortcuts on (and no topology in play), targets are put back in growing runs, with one fit
         check per run instead of one per target. Exact: quota usage depends only on which workloads are in
@@ -311,10 +327,11 @@ class Preemptor:
         non-increasing in every usage on its path), so when a run put back at once still fits, each of its
         targets, put back one by one, fit too; when it does not, its last ones are taken out again one at a
         time until it fits, which finds the target the step-by-step loop keeps, from the same states."""
-        if not self.shortcuts or (ctx.tas_requests and self.tas_fits is not None) or any(
-                self._has_tas(target.info) for target in targets):
+        if not quota_only and (not self.shortcuts or (ctx.tas_requests and self.tas_fits is not None) or any(
+                self._has_tas(target.info) for target in targets)):
             return self._fill_back_steps(ctx, targets, allow_borrowing)
-        add, remove, fits = self.add, self.remove, self.fits
+        add, remove = (self.add_quota, self.remove_quota) if quota_only else (self.add, self.remove)
+        fits = self.fits
         i = len(targets) - 2
         run = 1
         # At the start of each round the current state fits (the search's, or one a step left fitting).
@@ -374,6 +391,10 @@ class Preemptor:
             attempts = [False, True]
         else:
             attempts = [True, False]
+        # Without a topology check (the flavor assigner's oracle asks about quota alone) nothing of the search
+        # reads the TAS books: with the shortcuts on, the candidates leave the quota tree only.
+        quota_only = self.shortcuts and not (ctx.tas_requests and self.tas_fits is not None)
+        remove, add = (self.remove_quota, self.add_quota) if quota_only else (self.remove, self.add)
         for borrowing in attempts:
             targets: list[Target] = []
             candidates.reset()
@@ -382,15 +403,15 @@ class Preemptor:
                 if item is None:
                     break
                 candidate, reason = item
-                self.remove(candidate)
+                remove(candidate)
                 targets.append(Target(candidate, reason, candidate.cluster_queue))
                 if self.fits(ctx, borrowing):
-                    targets = self.fill_back(ctx, targets, borrowing)
+                    targets = self.fill_back(ctx, targets, borrowing, quota_only)
                     for target in targets:
-                        self.add(target.info)
+                        add(target.info)
                     return targets
             for target in targets:
-                self.add(target.info)
+                add(target.info)
         return []
 
 
