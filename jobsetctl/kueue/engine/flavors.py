@@ -350,16 +350,17 @@ class FlavorAssigner:
         spec, tas_flavors = cq.spec, cq.tas_flavors
         manager = tas.manager if tas is not None else None
         for podset in podsets:
-            key = (id(podset), id(flavor), id(group))
+            # Every object of the key is kept alive with the answer, so an id in a key stands for that object
+            # alone while the entry exists: a key found is the same objects (no identity to check again).
+            key = (id(podset), id(flavor), id(group), id(spec), id(tas_flavors), id(manager), flavor_name)
             hit = _CHECK_MEMO.get(key)
-            if (hit is not None and hit[0] is podset and hit[1] is flavor and hit[2] is group and hit[3] is spec
-                    and hit[4] is tas_flavors and hit[5] is manager and hit[6] == flavor_name):
-                message = hit[7]
+            if hit is not None:
+                message = hit[-1]
             else:
                 message = self._check_podset_by_content(podset, flavor, flavor_name, group, manager)
                 if len(_CHECK_MEMO) >= MAX_CHECK_MEMO:
                     _CHECK_MEMO.clear()
-                _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, flavor_name, message)
+                _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, message)
             if message is not None:
                 return message
         return None
@@ -430,14 +431,14 @@ class FlavorAssigner:
             self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
 
 
-#: :meth:`FlavorAssigner._check_podset` answers per (podset, flavor, resource group) object, while the
-#: ClusterQueue's spec and TAS flavor caches and the TAS manager are the same objects (all kept alive with
-#: the answer, so their ids are not reused meanwhile). That is everything the check reads: the podset (its
+#: :meth:`FlavorAssigner._check_podset` answers per (podset, flavor, resource group, the ClusterQueue's spec and
+#: TAS flavor caches, the TAS manager) object ids and flavor name (the objects all kept alive with the answer,
+#: so their ids are not reused meanwhile). That is everything the check reads: the podset (its
 #: template and topologyRequest; podsets are replaced, never edited in place, as ``TASManager.explicit``
 #: and ``Placement.has_level`` assume too), the flavor, the group's resources, and through the TAS side
 #: the ClusterQueue's flavors (``is_tas_only``) and TAS flavor caches (whose levels are fixed per object).
 #: A podset is checked against the same flavor at every attempt of its workload.
-_CHECK_MEMO: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+_CHECK_MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 MAX_CHECK_MEMO = 16384
 
 #: :meth:`FlavorAssigner._check_podset` answers against a TAS flavor (one with a topology) per content of the
