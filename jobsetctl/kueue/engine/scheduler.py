@@ -415,10 +415,14 @@ class Scheduler:
         if not preempted and not targets:
             # Nothing to take out (the common case): the checks on the state as it is.
             return self._fits_now(cq, entry, usage)
+        preemptor = engine.preemptor
+        if preemptor.shortcuts and self._quota_fits(cq, usage, preempted, targets) != FITS_OK:
+            # The quota half first, on paper (as for a ClusterQueue without TAS flavors): where it does not fit,
+            # :meth:`_fits_now` would answer FITS_NO_QUOTA after the removals below, before reading the TAS books.
+            return FITS_NO_QUOTA
         victims = dict(preempted)
         for target in targets:
             victims[target.info.key] = target.info
-        preemptor = engine.preemptor
         for victim in victims.values():
             preemptor.remove(victim)
         try:
