@@ -8,6 +8,10 @@ overlapping entry's search sets aside (``simulate_removal``) leave one by one, n
 once. On generated Cohorts
 of ClusterQueues with admitted workloads and pending ones, a few scheduling cycles must leave the same
 admissions, evictions, conditions and preemption records either way.
+
+Where TAS flavors are in play, the shortcuts also leave the TAS books alone in a search without a topology check
+(the flavor assigner's oracle: the candidates leave the quota tree only) and in a fit check with victims whose
+quota half, asked on paper first, does not fit (``Scheduler._fits``): whole generated TAS runs are compared.
 """
 
 from __future__ import annotations

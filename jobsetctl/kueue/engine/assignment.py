@@ -87,7 +87,8 @@ class Status:
     def message(self) -> str:
         if self.err is not None:
             return self.err
-        return ", ".join(sorted(self.reasons))
+        reasons = self.reasons
+        return reasons[0] if len(reasons) == 1 else ", ".join(sorted(reasons))
 
 
 @dataclass(slots=True)
