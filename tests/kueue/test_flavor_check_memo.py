@@ -6,6 +6,7 @@ check reads is checked afresh."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from jobsetctl.kueue.engine import flavors
 from jobsetctl.kueue.engine.assignment import FIT, NO_FIT
 from jobsetctl.kueue.engine.flavors import FlavorAssigner
+from jobsetctl.kueue.engine.objects import ResourceGroup
 from jobsetctl.kueue.engine.workload import WorkloadInfo
 from tests.kueue.upstream.harness import Harness
 
@@ -135,3 +137,69 @@ def test_podsets_alike_in_content_share_one_remembered_check() -> None:
     other.obj["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
     assert _assign(h, other) == (FIT, "")
     assert len(flavors._CHECK_BY_CONTENT) == remembered
+
+
+# ---- the key of ``flavors._CHECK_MEMO``: each part on its own ---------------------------------------------
+
+def _implied_info() -> WorkloadInfo:
+    """A podset without a topologyRequest: on a TAS-only ClusterQueue TAS is implied and the TAS flavor fits;
+    otherwise the TAS flavor "supports only TopologyAwareScheduling"."""
+    return WorkloadInfo({"apiVersion": K, "kind": "Workload", "metadata": {"name": "w", "namespace": ""},
+                         "spec": {"podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [
+                             {"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}, "status": {}})
+
+
+def _check(h: Harness, info: WorkloadInfo, flavor_name: str = "tas", group: ResourceGroup | None = None) -> str | None:
+    engine = h.engine
+    cq = engine.cache.cluster_queues["cq"]
+    assigner = FlavorAssigner(info, cq, engine.cache.flavors, lambda *_: (0, 0), tas=engine.tas_assigner(cq))
+    return assigner._check_flavor(flavor_name, info.spec_podsets(), group or cq.spec.resource_groups[0])
+
+
+def test_a_new_cluster_queue_spec_with_the_same_group_is_checked_afresh() -> None:
+    """Only the spec changes (a second resource group with a plain flavor, the first group the same object):
+    the ClusterQueue is no longer TAS-only, which the TAS check reads."""
+    h = _harness()
+    info = _implied_info()
+    assert _check(h, info) is None
+    cq = h.engine.cache.cluster_queues["cq"]
+    other = ResourceGroup(("memory",), ("plain",))
+    cq.spec = dataclasses.replace(cq.spec, resource_groups=(cq.spec.resource_groups[0], other))
+    assert _check(h, info) == 'Flavor "tas" supports only TopologyAwareScheduling'
+
+
+def test_one_flavor_object_under_two_names_is_checked_per_name() -> None:
+    """The same podset, group and flavor object under another name: the message names the flavor asked for."""
+    h = _tainted_harness()
+    flavors_ = h.engine.cache.flavors
+    flavors_["alias"] = flavors_["tas"]
+    info = _podset_info("w", tolerations=None, topologyRequest=None)
+    info.obj["spec"]["podSets"][0].pop("topologyRequest", None)
+    assert _check(h, info) == "untolerated taint {k v NoSchedule <nil>} in flavor tas"
+    assert _check(h, info, "alias") == "untolerated taint {k v NoSchedule <nil>} in flavor alias"
+
+
+def test_a_new_flavor_object_is_checked_afresh() -> None:
+    """The plain flavor replaced by a version with a taint, the same podset object: the new flavor is read."""
+    h = _harness()
+    h.add(_cluster_queue("plain"))
+    info = _implied_info()
+    assert _check(h, info, "plain") is None
+    cq = h.engine.cache.cluster_queues["cq"]
+    tas_flavors = cq.tas_flavors
+    h.add({"apiVersion": K, "kind": "ResourceFlavor", "metadata": {"name": "plain"},
+           "spec": {"nodeTaints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}})
+    # The TAS flavor caches are made anew too; the plain flavor is none of them: the old mapping is kept, so that
+    # only the flavor object differs.
+    cq.tas_flavors = tas_flavors
+    assert _check(h, info, "plain") == "untolerated taint {k v NoSchedule <nil>} in flavor plain"
+
+
+def test_another_resource_group_is_checked_afresh() -> None:
+    """A podset asking for TAS against a flavor without a topology: refused only where the group covers one of
+    the pod's resources."""
+    h = _harness()
+    h.add(_cluster_queue("plain"))
+    info = _info()
+    assert _check(h, info, "plain") == 'Flavor "plain" does not support TopologyAwareScheduling'
+    assert _check(h, info, "plain", ResourceGroup(("memory",), ("plain",))) is None

@@ -8,15 +8,25 @@ overlapping entry's search sets aside (``simulate_removal``) leave one by one, n
 once. On generated Cohorts
 of ClusterQueues with admitted workloads and pending ones, a few scheduling cycles must leave the same
 admissions, evictions, conditions and preemption records either way.
+
+Where TAS flavors are in play, the shortcuts also leave the TAS books alone in a search without a topology check
+(the flavor assigner's oracle: the candidates leave the quota tree only) and in a fit check with victims whose
+quota half, asked on paper first, does not fit (``Scheduler._fits``): whole generated TAS runs are compared.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
+from jobsetctl.kube.featuregates import parse_feature_gates
+from jobsetctl.kueue.engine.settings import EngineSettings
+from tests.kueue.harness import V137, kueue_config
+from tests.kueue.test_engine_shortcuts import _objects as cluster_objects
+from tests.kueue.test_engine_shortcuts import setups as cluster_setups
 from tests.kueue.upstream.harness import Harness, norm_status
 
 K = "kueue.x-k8s.io/v1beta2"
@@ -115,3 +125,51 @@ def test_the_shortcuts_change_no_outcome_in_busy_cycles(setup: dict[str, Any]) -
     """More admitted and pending workloads: entries of one cycle whose targets overlap, so that the later
     ones search again with the earlier ones' victims set aside (``simulate_removal``)."""
     assert _run(setup, True) == _run(setup, False)
+
+
+def _run_cluster(setup: dict[str, Any], shortcuts: bool) -> tuple[list[Any], list[Any], list[str]]:
+    """A whole simulated run of one of :mod:`tests.kueue.test_engine_shortcuts`'s generated clusters (a TAS
+    flavor over racks, or a plain one; ClusterQueues of one Cohort that preempt), with the preemption shortcuts
+    on or off: the events, kube events and objects it leaves."""
+    extra: dict[str, Any] = {"check_invariants": True, "kueue": EngineSettings(preemption_shortcuts=shortcuts)}
+    cluster = FakeCluster(ClusterOptions(V137, parse_feature_gates("", V137), simulate=True, extra=extra,
+                                         kueue=kueue_config()))
+    first, later = cluster_objects(setup)
+    for obj in first:
+        if obj["kind"] == "Node":
+            cluster.api.create(obj, skip_admission=True)
+        else:
+            assert cluster.submit(obj).ok
+    for at, obj in later:
+        cluster.clock.call_at(at, lambda obj=obj: cluster.submit(obj))
+    cluster.run(5_000)
+    events = [e.as_dict() for e in cluster.recorder.events]
+    kube_events = [(e.time, e.kind, e.name, e.type, e.reason, e.message, e.count) for e in cluster.recorder.kube_events]
+    return events, kube_events, sorted(repr(obj) for obj in cluster.api.all_objects())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster_setups())
+def test_quota_only_searches_leave_the_tas_books_alone_and_change_nothing(setup: dict[str, Any]) -> None:
+    """With the shortcuts on, a search without a topology check (the flavor assigner's oracle, its borrowing
+    height after the targets leave) moves the candidates' quota usage only, not their TAS usage, and puts
+    targets back in runs even when they hold TAS usage (:meth:`Preemptor.fill_back`): whole runs with TAS
+    flavors, preemptions within ClusterQueues and reclaims across the Cohort, the same either way."""
+    assert _run_cluster(setup, True) == _run_cluster(setup, False)
+
+
+def test_a_tas_run_with_preemptions_is_the_same_either_way() -> None:
+    """A ClusterQueue borrowing the Cohort's quota with long low-priority workloads on a TAS flavor, then
+    another one reclaiming its nominal quota: the oracle finds targets (their TAS usage stays), two are
+    preempted."""
+    setup = {"tas": True, "racks": 2, "per_rack": 2, "cqs": [
+        {"nominal": 2, "borrowing": None, "within": "Never", "reclaim": "Never"},
+        {"nominal": 4, "borrowing": None, "within": "LowerPriority", "reclaim": "Any"}],
+        "workloads": [{"cq": 0, "priority": 0, "pods": 2, "cpu": "1", "constraint": c, "duration": 30, "at": 0}
+                      for c in ("required", "preferred", "balanced")]
+        + [{"cq": 1, "priority": 100, "pods": 2, "cpu": "1", "constraint": c, "duration": 5, "at": 3}
+           for c in ("required", "")]}
+    fast = _run_cluster(setup, True)
+    kinds = [e["event"] for e in fast[0] if e.get("kind") == "Workload"]
+    assert kinds.count("Preempted") == 2
+    assert fast == _run_cluster(setup, False)

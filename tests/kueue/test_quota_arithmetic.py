@@ -3,7 +3,7 @@ local quota out for speed; here each is compared, on random Cohort trees with le
 limits and random usage, with the formula as ``resource_node.go`` states it in terms of ``local_quota``
 (``available``, ``potentialAvailable``, ``addUsage``, ``removeUsage``, ``QuantitiesFitInQuota``,
 ``FindHeightOfLowestSubtreeThatFits``, ``getNodeHeight``), and the scheduler's quota-only fit check with nothing
-removed (``_virtual_available``) with ``ClusterQueueSnapshot.Available``."""
+removed (``available_after_removal``) with ``ClusterQueueSnapshot.Available``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from jobsetctl.kueue.engine.quota import (
     ResourceNode,
     add_usage,
     available,
+    available_after_removal,
     cq_available,
     lowest_subtree_that_fits,
     node_height,
@@ -25,7 +26,6 @@ from jobsetctl.kueue.engine.quota import (
     remove_usage,
     update_tree,
 )
-from jobsetctl.kueue.engine.scheduler import _virtual_available
 
 FR = ("f", "cpu")
 OTHER = ("f", "memory")
@@ -161,7 +161,7 @@ def test_quota_arithmetic_agrees_with_its_definitions(tree: tuple[ResourceNode, 
             assert potential_available(cq, fr) == _potential(cq, fr)
             assert lowest_subtree_that_fits(cq, fr, request) == _lowest(cq, fr, request)
             assert cq.local_available(fr) == _local_available(cq, fr)
-            assert cq_available(cq, fr) == _virtual_available(cq, fr, {}) == max(0, _available(cq, fr))
+            assert cq_available(cq, fr) == available_after_removal(cq, fr, {}) == max(0, _available(cq, fr))
         requests = {FR: request, OTHER: request // 2}
         fits = all(cq.subtree_quota.get(fr, 0) >= cq.usage.get(fr, 0) + v for fr, v in requests.items())
         assert quantities_fit_in_quota(cq, requests) == (

@@ -87,7 +87,8 @@ class Status:
     def message(self) -> str:
         if self.err is not None:
             return self.err
-        return ", ".join(sorted(self.reasons))
+        reasons = self.reasons
+        return reasons[0] if len(reasons) == 1 else ", ".join(sorted(reasons))
 
 
 @dataclass(slots=True)
@@ -123,9 +124,10 @@ class PodSetAssignment:
     topology_writer: Callable[[Any], Any] | None = None
 
     def representative_mode(self) -> int:
-        if self.status.is_fit():
+        status = self.status  # is_fit() and is_error() written out (asked several times per nomination)
+        if status.err is None and not status.reasons:
             return FIT
-        if self.status.is_error() or not self.flavors:
+        if status.err is not None or not self.flavors:
             return NO_FIT
         return min(f.mode for f in self.flavors.values())
 

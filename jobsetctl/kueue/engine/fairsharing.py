@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
-from jobsetctl.kueue.engine.preemption import Target, satisfies_policy, uses_resources
+from jobsetctl.kueue.engine.candidates import satisfies_policy
+from jobsetctl.kueue.engine.preemption import Target, uses_resources
 from jobsetctl.kueue.engine.quota import ResourceNode, add_usage_map, potential_available, remove_usage_map
 
 if TYPE_CHECKING:

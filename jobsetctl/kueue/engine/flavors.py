@@ -52,7 +52,8 @@ from jobsetctl.kueue.engine.assignment import (
     most_severe,
 )
 from jobsetctl.kueue.engine.objects import FlavorSpec, Quota, ResourceGroup
-from jobsetctl.kueue.engine.quota import cq_available, lowest_subtree_that_fits, potential_available
+from jobsetctl.kueue.engine.quota import available as node_available
+from jobsetctl.kueue.engine.quota import lowest_subtree_that_fits, potential_available
 from jobsetctl.kueue.engine.workload import AssignmentState, PodSetResources, WorkloadInfo
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ _POSSIBILITY_OF = {P_NO_CANDIDATES: NO_CANDIDATES, P_PREEMPT: POSSIBLE_PREEMPT, 
 #: Granular modes by (preemption mode, borrowing height): immutable, so one instance per value serves every
 #: attempt (the heights are few).
 _GRANULAR: dict[tuple[int, int], GranularMode] = {}
+#: The indexes of a group of the first podset alone (only read).
+_FIRST = [0]
 
 
 def _granular(preemption: int, borrowing: int) -> GranularMode:
@@ -111,6 +114,8 @@ def _taint_text(taint: Any) -> str:
 
 
 class FlavorAssigner:
+    __slots__ = ("cq", "fair_sharing", "flavors", "fungibility_enabled", "info", "oracle", "scheduling_cycle", "tas")
+
     def __init__(self, info: WorkloadInfo, cq: ClusterQueueState, flavors: Mapping[str, FlavorSpec],
                  oracle: PreemptionOracle, *, fair_sharing: bool = False, fungibility_enabled: bool = True,
                  scheduling_cycle: int = 0, tas: Any = None) -> None:
@@ -129,8 +134,8 @@ class FlavorAssigner:
         cq = self.cq
         tas = self.tas
         podsets = info.podsets if not counts else [p.scaled_to(c) for p, c in zip(info.podsets, counts, strict=False)]
-        assignment = Assignment(last_state=AssignmentState([], cq.generation, self.scheduling_cycle,
-                                                           info.scheduling_hash))
+        assignment = Assignment([], 0, AssignmentState([], cq.generation, self.scheduling_cycle, info.scheduling_hash),
+                                {})
         group_of = cq.spec.group_by_resource.get
         covers_pods = group_of(PODS) is not None
         spec_podsets = info.spec_podsets()
@@ -160,8 +165,8 @@ class FlavorAssigner:
         for members in groups.values():
             group_flavors: dict[str, FlavorAssignment] | None
             if len(members) == 1:
-                totals = members[0][2]
-                group_flavors = members[0][3]
+                index, _, totals, group_flavors = members[0]
+                indexes = _FIRST if index == 0 else [index]
             else:
                 totals = {}
                 group_flavors = {}
@@ -169,13 +174,13 @@ class FlavorAssigner:
                     for resource, value in requests.items():
                         totals[resource] = totals.get(resource, 0) + value
                     group_flavors.update(kept)
-            indexes = [member[0] for member in members]
+                indexes = [member[0] for member in members]
             considered: dict[str, FlavorAttempt] = {}
             # The group's status: the reasons gathered, or the failing resource's status as it is.
             reasons: list[str] = []
             err: str | None = None
             no_fit_reason = ""
-            for resource in sorted(totals):
+            for resource in (totals if len(totals) == 1 else sorted(totals)):
                 group = group_of(resource)
                 if group is None and totals[resource] == 0:
                     continue
@@ -184,7 +189,7 @@ class FlavorAssigner:
                 flavors, status, attempts = self._find_flavor(indexes, totals, resource, assignment.usage, group,
                                                               spec_podsets)
                 _merge_attempts(considered, attempts, resource, group)
-                if (status is not None and status.is_error()) or (not flavors and totals):
+                if (status is not None and status.err is not None) or (not flavors and totals):
                     group_flavors = None
                     if status is None:
                         reasons, err, no_fit_reason = [], None, ""
@@ -254,10 +259,17 @@ class FlavorAssigner:
         reasons: list[str] = []
         covered = group.covered_resources
         # Sorted by resource name (the names are distinct, so the values never decide).
-        group_requests = sorted([(r, v) for r, v in requests.items() if r in covered])
+        if len(requests) == 1:
+            # The one resource is ``resource``, which its group covers.
+            group_requests = list(requests.items())
+        else:
+            group_requests = sorted([(r, v) for r, v in requests.items() if r in covered])
         fits_quota = self._fits_quota
         spec_count = len(spec_podsets)
-        podsets = [spec_podsets[i] if i < spec_count else {} for i in indexes]
+        if len(indexes) == 1:
+            podsets = [spec_podsets[indexes[0]] if indexes[0] < spec_count else {}]
+        else:
+            podsets = [spec_podsets[i] if i < spec_count else {} for i in indexes]
         best: dict[str, FlavorAssignment] = {}
         best_mode = WORST
         attempts: list[FlavorAttempt] = []
@@ -297,14 +309,14 @@ class FlavorAssigner:
                     no_fit_reason = most_severe(no_fit_reason, reason_no_fit)
                 if borrow > max_borrow:
                     max_borrow = borrow
-                candidate = _granular(p_mode, borrow)
+                candidate = _GRANULAR.get((p_mode, borrow)) or _granular(p_mode, borrow)
                 if is_preferred(mode, candidate, preference):
                     mode = candidate
                 if mode.preemption == P_NO_FIT:
                     # Upstream returns from the ForEach callback: the other resources are still checked
                     # (and their reasons recorded), only no assignment is kept.
                     continue
-                assignments[r] = FlavorAssignment(flavor_name, TO_MODE[p_mode], borrow=borrow)
+                assignments[r] = FlavorAssignment(flavor_name, TO_MODE[p_mode], 0, borrow)
             preemption = mode.preemption
             attempts.append(FlavorAttempt(flavor_name, TO_MODE[preemption], max_borrow, _POSSIBILITY_OF.get(preemption),
                                           sorted(quota_reasons) if len(quota_reasons) > 1 else quota_reasons,
@@ -338,16 +350,17 @@ class FlavorAssigner:
         spec, tas_flavors = cq.spec, cq.tas_flavors
         manager = tas.manager if tas is not None else None
         for podset in podsets:
-            key = (id(podset), id(flavor), id(group))
+            # Every object of the key is kept alive with the answer, so an id in a key stands for that object
+            # alone while the entry exists: a key found is the same objects (no identity to check again).
+            key = (id(podset), id(flavor), id(group), id(spec), id(tas_flavors), id(manager), flavor_name)
             hit = _CHECK_MEMO.get(key)
-            if (hit is not None and hit[0] is podset and hit[1] is flavor and hit[2] is group and hit[3] is spec
-                    and hit[4] is tas_flavors and hit[5] is manager and hit[6] == flavor_name):
-                message = hit[7]
+            if hit is not None:
+                message = hit[-1]
             else:
                 message = self._check_podset_by_content(podset, flavor, flavor_name, group, manager)
                 if len(_CHECK_MEMO) >= MAX_CHECK_MEMO:
                     _CHECK_MEMO.clear()
-                _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, flavor_name, message)
+                _CHECK_MEMO[key] = (podset, flavor, group, spec, tas_flavors, manager, message)
             if message is not None:
                 return message
         return None
@@ -400,7 +413,7 @@ class FlavorAssigner:
                 request=quantity_string(resource, request),
                 capacity=quantity_string(resource, max_capacity)), names.EXCEEDS_MAX_QUOTA
         borrow, may_reclaim = lowest_subtree_that_fits(node, fr, value)
-        available = cq_available(node, fr)
+        available = max(0, node_available(node, fr))  # cq_available, written out
         if value <= available:
             return P_FIT, borrow, None, ""
         flavor, resource = fr
@@ -418,14 +431,14 @@ class FlavorAssigner:
             self.fair_sharing and preemption.reclaim_within_cohort != names.NEVER)
 
 
-#: :meth:`FlavorAssigner._check_podset` answers per (podset, flavor, resource group) object, while the
-#: ClusterQueue's spec and TAS flavor caches and the TAS manager are the same objects (all kept alive with
-#: the answer, so their ids are not reused meanwhile). That is everything the check reads: the podset (its
+#: :meth:`FlavorAssigner._check_podset` answers per (podset, flavor, resource group, the ClusterQueue's spec and
+#: TAS flavor caches, the TAS manager) object ids and flavor name (the objects all kept alive with the answer,
+#: so their ids are not reused meanwhile). That is everything the check reads: the podset (its
 #: template and topologyRequest; podsets are replaced, never edited in place, as ``TASManager.explicit``
 #: and ``Placement.has_level`` assume too), the flavor, the group's resources, and through the TAS side
 #: the ClusterQueue's flavors (``is_tas_only``) and TAS flavor caches (whose levels are fixed per object).
 #: A podset is checked against the same flavor at every attempt of its workload.
-_CHECK_MEMO: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+_CHECK_MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 MAX_CHECK_MEMO = 16384
 
 #: :meth:`FlavorAssigner._check_podset` answers against a TAS flavor (one with a topology) per content of the

@@ -20,20 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FlavorResource, FRQuantities
 from jobsetctl.kueue.engine.assignment import NO_CANDIDATES, POSSIBLE_PREEMPT, POSSIBLE_RECLAIM
+from jobsetctl.kueue.engine.candidates import Candidate, CandidateIterator
 from jobsetctl.kueue.engine.conditions import find_condition, is_evicted
 from jobsetctl.kueue.engine.quota import (
     ResourceNode,
     add_usage_map,
     cq_available,
-    is_within_nominal,
     lowest_subtree_that_fits,
-    quantities_fit_in_quota,
     remove_usage_map,
 )
 from jobsetctl.kueue.engine.workload import WorkloadInfo
@@ -54,16 +52,6 @@ class Target:
     cluster_queue: str
 
 
-# Preemption variants (hierarchical_preemption.go).
-V_NEVER, V_WITHIN_CQ, V_HIERARCHICAL, V_RECLAIM_NO_BORROW, V_RECLAIM_WHILE_BORROWING = range(5)
-_VARIANT_REASONS = {
-    V_WITHIN_CQ: names.IN_CLUSTER_QUEUE,
-    V_HIERARCHICAL: names.IN_COHORT_RECLAMATION,
-    V_RECLAIM_WHILE_BORROWING: names.IN_COHORT_RECLAIM_WHILE_BORROWING,
-    V_RECLAIM_NO_BORROW: names.IN_COHORT_RECLAMATION,
-}
-
-
 def preemption_message(preemptor: WorkloadInfo, reason: str, preemptor_path: str, preemptee_path: str) -> str:
     """``preemptionMessage`` (the Evicted and Preempted conditions and the Preempted event)."""
     job_uid = ((preemptor.obj.get("metadata") or {}).get("labels") or {}).get(names.JOB_UID_LABEL) or "UNKNOWN"
@@ -76,18 +64,6 @@ def cq_path(node: ResourceNode) -> str:
     """``buildCQPath``: ``/root/.../cq``."""
     parts = [node.name] + [a.name for a in node.ancestors()]
     return "/" + "/".join(reversed(parts))
-
-
-def satisfies_policy(preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str,
-                     order_ts: Callable[[WorkloadInfo], float]) -> bool:
-    """``SatisfiesPreemptionPolicy``."""
-    lower = preemptor.priority > candidate.priority
-    if policy == names.LOWER_PRIORITY:
-        return lower
-    if policy == names.LOWER_OR_NEWER_EQUAL_PRIORITY:
-        newer_equal = preemptor.priority == candidate.priority and order_ts(preemptor) < order_ts(candidate)
-        return lower or newer_equal
-    return policy == names.ANY
 
 
 def uses_resources(info: WorkloadInfo, frs: Iterable[FlavorResource]) -> bool:
@@ -124,10 +100,10 @@ class Preemptor:
         #: While nothing changes (:meth:`freeze`): classic preemption's targets per (preemptor, ClusterQueue,
         #: usage, resources), as the flavor assigner's oracle and the nomination that follows ask the same
         #: question of the same state; and another ClusterQueue's candidates for preemptors that classify
-        #: them alike (:meth:`_CandidateIterator._from_other_cq`).
+        #: them alike (:meth:`CandidateIterator._from_other_cq`).
         self._frozen = False
         self._targets: dict[tuple[Any, ...], tuple[WorkloadInfo, list[Target]]] = {}
-        self._others: dict[tuple[Any, ...], list[_Candidate]] = {}
+        self._others: dict[tuple[Any, ...], list[Candidate]] = {}
 
     # ---- per-cycle memo ----------------------------------------------------------------------------
     def begin_cycle(self) -> None:
@@ -193,6 +169,18 @@ class Preemptor:
             if state.tas_flavors:
                 for tas in self.cache._tas_of(state, info):
                     tas.add_workload(info)
+
+    def remove_quota(self, info: WorkloadInfo) -> None:
+        """:meth:`remove` for a search that reads quota alone (no topology check): the TAS books stay as they
+        are, since nothing of the search reads them, and :meth:`add_quota` puts the usage back."""
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        if state is not None:
+            remove_usage_map(state.node, info.usage())
+
+    def add_quota(self, info: WorkloadInfo) -> None:
+        state = self.cache.cluster_queues.get(info.cluster_queue)
+        if state is not None:
+            add_usage_map(state.node, info.usage())
 
     def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
         """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
@@ -304,11 +292,13 @@ class Preemptor:
         if not targets:
             borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
             return NO_CANDIDATES, borrow
+        # The borrowing height reads quota alone: with the shortcuts on, the TAS books are left as they are.
+        remove, add = (self.remove_quota, self.add_quota) if self.shortcuts else (self.remove, self.add)
         for target in targets:
-            self.remove(target.info)
+            remove(target.info)
         borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
         for target in targets:
-            self.add(target.info)
+            add(target.info)
         if any(t.info.cluster_queue == cq.name for t in targets):
             return POSSIBLE_PREEMPT, borrow
         return POSSIBLE_RECLAIM, borrow
@@ -326,8 +316,10 @@ class Preemptor:
             return self.tas_fits(ctx.info, ctx.tas_requests, ctx.cq)
         return True
 
-    def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool) -> list[Target]:
-        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed.
+    def fill_back(self, ctx: _Context, targets: list[Target], allow_borrowing: bool,
+                  quota_only: bool = False) -> list[Target]:
+        """``fillBackWorkloads``: in reverse order, keep a target out only if it is needed (``quota_only``: the
+        targets left through :meth:`remove_quota`, and go back through :meth:`add_quota`).
 
         With the shortcuts on (and no topology in play), targets are put back in growing runs, with one fit
         check per run instead of one per target. Exact: quota usage depends only on which workloads are in
@@ -335,10 +327,11 @@ class Preemptor:
         non-increasing in every usage on its path), so when a run put back at once still fits, each of its
         targets, put back one by one, fit too; when it does not, its last ones are taken out again one at a
         time until it fits, which finds the target the step-by-step loop keeps, from the same states."""
-        if not self.shortcuts or (ctx.tas_requests and self.tas_fits is not None) or any(
-                self._has_tas(target.info) for target in targets):
+        if not quota_only and (not self.shortcuts or (ctx.tas_requests and self.tas_fits is not None) or any(
+                self._has_tas(target.info) for target in targets)):
             return self._fill_back_steps(ctx, targets, allow_borrowing)
-        add, remove, fits = self.add, self.remove, self.fits
+        add, remove = (self.add_quota, self.remove_quota) if quota_only else (self.add, self.remove)
+        fits = self.fits
         i = len(targets) - 2
         run = 1
         # At the start of each round the current state fits (the search's, or one a step left fitting).
@@ -389,15 +382,19 @@ class Preemptor:
         # With borrowWithinCohort Never and the preemptor's ClusterQueue at or over nominal, the only
         # attempt allows borrowing, which skips every reclaim-without-borrowing candidate: the candidates
         # of other ClusterQueues without a hierarchical advantage are all of that variant (see
-        # :meth:`_CandidateIterator._variant`), so they are not collected at all.
+        # :meth:`CandidateIterator._variant`), so they are not collected at all.
         borrowing_only = forbidden and not _queue_under_nominal(ctx)
-        candidates = _CandidateIterator(self, ctx, with_priority_group=not borrowing_only or not self.shortcuts)
+        candidates = CandidateIterator(self, ctx, with_priority_group=not borrowing_only or not self.shortcuts)
         if borrowing_only or candidates.no_candidate_from_other_queues:
             attempts = [True]
         elif forbidden and candidates.no_candidate_for_hierarchical_reclaim:
             attempts = [False, True]
         else:
             attempts = [True, False]
+        # Without a topology check (the flavor assigner's oracle asks about quota alone) nothing of the search
+        # reads the TAS books: with the shortcuts on, the candidates leave the quota tree only.
+        quota_only = self.shortcuts and not (ctx.tas_requests and self.tas_fits is not None)
+        remove, add = (self.remove_quota, self.add_quota) if quota_only else (self.remove, self.add)
         for borrowing in attempts:
             targets: list[Target] = []
             candidates.reset()
@@ -406,15 +403,15 @@ class Preemptor:
                 if item is None:
                     break
                 candidate, reason = item
-                self.remove(candidate)
+                remove(candidate)
                 targets.append(Target(candidate, reason, candidate.cluster_queue))
                 if self.fits(ctx, borrowing):
-                    targets = self.fill_back(ctx, targets, borrowing)
+                    targets = self.fill_back(ctx, targets, borrowing, quota_only)
                     for target in targets:
-                        self.add(target.info)
+                        add(target.info)
                     return targets
             for target in targets:
-                self.add(target.info)
+                add(target.info)
         return []
 
 
@@ -435,165 +432,9 @@ class _Context:
 def _queue_under_nominal(ctx: _Context) -> bool:
     """``queueUnderNominalInResourcesNeedingPreemption``: usage strictly below nominal."""
     node = ctx.cq.node
-    return all(node.quota(fr).nominal > node.usage.get(fr, 0) for fr in ctx.frs)
-
-
-@dataclass(slots=True)
-class _Candidate:
-    info: WorkloadInfo
-    lca: ResourceNode | None
-    variant: int
-    key: tuple[Any, ...]
-    evicted: bool
-
-
-#: A candidate's ordering key (a C-level getter: the groups are sorted at every search).
-_by_key = attrgetter("key")
-
-
-class _CandidateIterator:
-    """``classical/candidate_generator.go``."""
-
-    def __init__(self, preemptor: Preemptor, ctx: _Context, with_priority_group: bool = True) -> None:
-        self.preemptor = preemptor
-        self.ctx = ctx
-        self.static = preemptor.static
-        same_queue = self._same_queue_candidates()
-        hierarchy, priority = self._hierarchical_candidates(with_priority_group)
-        # CandidatesOrdering within each group: its "same ClusterQueue" part is the same for all members.
-        for group in (same_queue, hierarchy, priority):
-            group.sort(key=_by_key)
-        ordered = [c for g in (hierarchy, priority, same_queue) for c in g]
-        evicted = [c for c in ordered if c.evicted]  # first, in a stable partition (none: the order as it is)
-        self.candidates = evicted + [c for c in ordered if not c.evicted] if evicted else ordered
-        self.no_candidate_from_other_queues = not hierarchy and not priority
-        self.no_candidate_for_hierarchical_reclaim = not hierarchy
-        self.index = 0
-
-    def reset(self) -> None:
-        self.index = 0
-
-    def next(self, borrow: bool) -> tuple[WorkloadInfo, str] | None:
-        while self.index < len(self.candidates):
-            candidate = self.candidates[self.index]
-            self.index += 1
-            if self._valid(candidate, borrow):
-                return candidate.info, _VARIANT_REASONS.get(candidate.variant, "Unknown")
-        return None
-
-    def _valid(self, candidate: _Candidate, borrow: bool) -> bool:
-        if candidate.info.cluster_queue == self.ctx.cq.name:
-            return True
-        if borrow and candidate.variant == V_RECLAIM_NO_BORROW:
+    quotas, usage = node.quotas, node.usage
+    for fr in ctx.frs:  # a loop, not all(generator): asked per preemption search
+        quota = quotas.get(fr)  # node.quota(fr) written out
+        if (0 if quota is None else quota.nominal) <= usage.get(fr, 0):
             return False
-        state = self.preemptor.cache.cluster_queues.get(candidate.info.cluster_queue)
-        if state is None:
-            return False
-        frs = self.ctx.frs
-        if is_within_nominal(state.node, frs):
-            return False
-        # Its ancestors up to (not including) the lowest common one.
-        node, lca = state.node.parent, candidate.lca
-        while node is not None and node is not lca:
-            if is_within_nominal(node, frs):
-                return False
-            node = node.parent
-        return True
-
-    def _variant(self, info: WorkloadInfo, advantage: bool, uses: bool) -> int:
-        """``classifyPreemptionVariant`` (``uses``: :func:`uses_resources`)."""
-        ctx = self.ctx
-        if not uses:
-            return V_NEVER
-        preemption = ctx.cq.spec.preemption
-        policy = preemption.within_cluster_queue if info.cluster_queue == ctx.cq.name else preemption.reclaim_within_cohort
-        if not satisfies_policy(ctx.info, info, policy, self.preemptor.order_ts):
-            return V_NEVER
-        if info.cluster_queue == ctx.cq.name:
-            return V_WITHIN_CQ
-        if advantage:
-            return V_HIERARCHICAL
-        if preemption.borrow_within_cohort == names.NEVER:
-            return V_RECLAIM_NO_BORROW
-        threshold = preemption.max_priority_threshold
-        if info.priority >= ctx.info.priority or (threshold is not None and info.priority > threshold):
-            return V_RECLAIM_NO_BORROW
-        return V_RECLAIM_WHILE_BORROWING
-
-    def _from_cq(self, state: ClusterQueueState, lca: ResourceNode | None, advantage: bool) -> list[_Candidate]:
-        out = []
-        ctx = self.ctx
-        frs, static = ctx.frs, self.static
-        # LowerPriority (the default withinClusterQueue policy) rules out the others by priority alone:
-        # checked before reading anything else of them (``_variant`` would answer V_NEVER).
-        below = ctx.info.priority if (self.preemptor.shortcuts and ctx.cq.spec.preemption.within_cluster_queue
-                                      == names.LOWER_PRIORITY) else None
-        cq_name = ctx.cq.name
-        for info in state.workloads.values():
-            if below is not None and info.priority >= below and info.cluster_queue == cq_name:
-                continue
-            key, evicted, used = static(info)
-            variant = self._variant(info, advantage, not frs.isdisjoint(used))
-            if variant != V_NEVER:
-                out.append(_Candidate(info, lca, variant, key, evicted))
-        return out
-
-    def _same_queue_candidates(self) -> list[_Candidate]:
-        if self.ctx.cq.spec.preemption.within_cluster_queue == names.NEVER:
-            return []
-        return self._from_cq(self.ctx.cq, None, False)
-
-    def _hierarchical_candidates(self, with_priority_group: bool = True) -> tuple[list[_Candidate], list[_Candidate]]:
-        ctx = self.ctx
-        hierarchy: list[_Candidate] = []
-        priority: list[_Candidate] = []
-        if ctx.cq.node.parent is None or ctx.cq.spec.preemption.reclaim_within_cohort == names.NEVER:
-            return hierarchy, priority
-        previous: ResourceNode | None = None
-        advantage, remaining = quantities_fit_in_quota(ctx.cq.node, ctx.usage)
-        for root in ctx.cq.node.ancestors():
-            out = hierarchy if advantage else priority
-            if advantage or with_priority_group:
-                self._collect(root, root, previous, advantage, out)
-            if root.parent is None:
-                break  # the whole tree is done: what fits at its root is read by nothing
-            fits, remaining = quantities_fit_in_quota(root, remaining)
-            advantage = advantage or fits
-            previous = root
-        return hierarchy, priority
-
-    def _collect(self, current: ResourceNode, subtree_root: ResourceNode, skip: ResourceNode | None,
-                 advantage: bool, out: list[_Candidate]) -> None:
-        """``collectCandidatesInSubtree``."""
-        for child in current.child_cohorts.values():
-            if child is skip or is_within_nominal(child, self.ctx.frs):
-                continue
-            self._collect(child, subtree_root, skip, advantage, out)
-        for child in current.child_cqs.values():
-            if child is self.ctx.cq.node:
-                continue
-            if not is_within_nominal(child, self.ctx.frs):
-                state = self.preemptor.cache.cluster_queues.get(child.name)
-                if state is not None:
-                    out.extend(self._from_other_cq(state, subtree_root, advantage))
-
-    def _from_other_cq(self, state: ClusterQueueState, lca: ResourceNode, advantage: bool) -> list[_Candidate]:
-        """:meth:`_from_cq` for a ClusterQueue other than the preemptor's: while the preemptor is frozen (no
-        workload changes), preemptors with the same priority, resources and cohort policies get the same
-        list (``classifyPreemptionVariant`` reads nothing else of them; the timestamp only for
-        LowerOrNewerEqualPriority)."""
-        preemptor = self.preemptor
-        if not preemptor._frozen or not preemptor.shortcuts:
-            return self._from_cq(state, lca, advantage)
-        ctx = self.ctx
-        preemption = ctx.cq.spec.preemption
-        policy = preemption.reclaim_within_cohort
-        key = (state.name, lca, advantage, frozenset(ctx.frs), ctx.info.priority, policy,
-               preemptor.order_ts(ctx.info) if policy == names.LOWER_OR_NEWER_EQUAL_PRIORITY else None,
-               preemption.borrow_within_cohort, preemption.max_priority_threshold,
-               ctx.cq.name if state.name == ctx.cq.name else None)
-        found = preemptor._others.get(key)
-        if found is None:
-            found = preemptor._others[key] = self._from_cq(state, lca, advantage)
-        return found
-
+    return True

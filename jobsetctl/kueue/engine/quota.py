@@ -111,7 +111,10 @@ def available(node: ResourceNode, fr: FlavorResource) -> int:
     parent = node.parent
     if parent is None:
         return node.subtree_quota.get(fr, 0) - usage
-    parent_available = available(parent, fr)
+    if parent.parent is None:  # the parent is the root: its answer written out (the usual Cohort tree)
+        parent_available = parent.subtree_quota.get(fr, 0) - parent.usage.get(fr, 0)
+    else:
+        parent_available = available(parent, fr)
     # local_quota and local_available written out (asked per flavor-resource per assignment attempt).
     quota = node.quotas.get(fr)
     if quota is None:
@@ -136,12 +139,14 @@ def potential_available(node: ResourceNode, fr: FlavorResource) -> int:
     parent = node.parent
     if parent is None:
         return node.subtree_quota.get(fr, 0)
+    # The parent's answer (the root's written out: the usual Cohort tree).
+    parent_value = parent.subtree_quota.get(fr, 0) if parent.parent is None else potential_available(parent, fr)
     quota = node.quotas.get(fr)
     if quota is None:
-        return potential_available(parent, fr)
+        return parent_value
     lending_limit = quota.lending_limit
     lq = 0 if lending_limit is None else max(0, node.subtree_quota.get(fr, 0) - lending_limit)
-    value = lq + potential_available(parent, fr)
+    value = lq + parent_value
     if quota.borrowing_limit is not None:
         value = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, value)
     return value
@@ -280,3 +285,55 @@ def lowest_subtree_that_fits(cq: ResourceNode, fr: FlavorResource, value: int) -
         if parent is None:
             return node_height(node), False
         node = parent
+
+
+def available_after_removal(node: ResourceNode, fr: FlavorResource,
+                            removed_at: Mapping[ResourceNode, FRQuantities]) -> int:
+    """``ClusterQueueSnapshot.Available`` as if ``removed_at[cq][fr]`` were removed from each ClusterQueue
+    (bubbling up as :func:`remove_usage` would)."""
+    removed: dict[ResourceNode, int] = {}
+    # Bottom-up, one depth at a time (a node's parent is one level up, so each node is reached once, with
+    # everything its children pass it): a node passes min(removed, what it stored in its parent) up.
+    levels: dict[int, dict[ResourceNode, int]] = {}
+    for cq_node, values in removed_at.items():
+        value = values.get(fr, 0)
+        if value:
+            level = levels.setdefault(_depth(cq_node), {})
+            level[cq_node] = level.get(cq_node, 0) + value
+    depth = max(levels, default=-1)
+    while depth >= 0:
+        for current, value in levels.pop(depth, {}).items():
+            removed[current] = value
+            parent = current.parent
+            if parent is None:
+                continue
+            stored = current.usage.get(fr, 0) - current.local_quota(fr)
+            if stored > 0:
+                level = levels.setdefault(depth - 1, {})
+                level[parent] = level.get(parent, 0) + min(value, stored)
+        depth -= 1
+
+    def usage_of(n: ResourceNode) -> int:
+        return n.usage.get(fr, 0) - removed.get(n, 0)
+
+    def avail(n: ResourceNode) -> int:
+        usage = usage_of(n)
+        if n.parent is None:
+            return n.subtree_quota.get(fr, 0) - usage
+        parent_available = avail(n.parent)
+        quota = n.quotas.get(fr)
+        lq = n.local_quota(fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            stored_in_parent = n.subtree_quota.get(fr, 0) - lq
+            used_in_parent = max(0, usage - lq)
+            parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
+        return max(0, lq - usage) + parent_available
+    return max(0, avail(node))
+
+
+def _depth(node: ResourceNode) -> int:
+    depth = 0
+    while node.parent is not None:
+        depth += 1
+        node = node.parent
+    return depth

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
 from jobsetctl.kueue.engine.assignment import DEFERRED_FIT, FIT, NO_FIT, PREEMPT, Assignment, format_attempts
-from jobsetctl.kueue.engine.conditions import admission_checks, has_quota_reservation
+from jobsetctl.kueue.engine.conditions import has_quota_reservation
 from jobsetctl.kueue.engine.flavors import FlavorAssigner
 from jobsetctl.kueue.engine.preemption import Target
 from jobsetctl.kueue.engine.queues import (
@@ -36,7 +36,12 @@ from jobsetctl.kueue.engine.queues import (
     REASON_PREEMPTION_NO_CANDIDATES,
     Head,
 )
-from jobsetctl.kueue.engine.quota import add_usage_map, cq_available, remove_usage_map
+from jobsetctl.kueue.engine.quota import (
+    add_usage_map,
+    available_after_removal,
+    cq_available,
+    remove_usage_map,
+)
 from jobsetctl.kueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
@@ -94,6 +99,8 @@ class Scheduler:
         self._preserve_scan_progress = settings.gate("FlavorFungibilityPreserveScanProgress")
         self._recompute_on_overlap = settings.gate("RecomputeAssignmentUponPreemptionTargetsOverlap")
         self._tas_recompute = settings.gate("TASRecomputeAssignmentWithinSchedulingCycle")
+        #: The flavor assigner's preemption oracle per ClusterQueue (it reads nothing but the state it is for).
+        self._oracles: dict[str, tuple[ClusterQueueState, Any]] = {}
 
     # ---- the cycle ---------------------------------------------------------------------------------
     def schedule(self) -> CycleResult:
@@ -182,9 +189,8 @@ class Scheduler:
             if cache.is_added(info.key):
                 continue
             cq = cache.cluster_queues.get(head.cluster_queue)
-            checks = admission_checks(info.obj)
             requeue_reason = REASON_GENERIC
-            if checks and any(c.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED) for c in checks):
+            if _failed_admission_checks(info.obj):
                 message, reason = "The workload has failed admission checks", names.PENDING_EVALUATION
             elif cq is None:
                 message, reason = f"ClusterQueue {head.cluster_queue} not found", names.MISCONFIGURED
@@ -197,7 +203,8 @@ class Scheduler:
             else:
                 # The Entry is made with its assignment (not an empty one replaced at once).
                 assignment, targets = self.get_assignments(info, cq)
-                entries.append(Entry(head, cq, assignment, inadmissible_msg=assignment.message(), targets=targets))
+                entries.append(Entry(head, cq, assignment, NOT_NOMINATED, assignment.message(), REASON_GENERIC, "",
+                                     targets))
                 info.last_assignment = assignment.last_state
                 continue
             inadmissible.append(Entry(head, cq, inadmissible_msg=message, requeue_reason=requeue_reason,
@@ -211,9 +218,11 @@ class Scheduler:
         if last is not None and self._outdated(last, cq, info.scheduling_hash):
             info.last_assignment = None
         tas = engine.tas_assigner(cq)
-        assigner = FlavorAssigner(info, cq, engine.cache.flavors, engine.oracle(cq),
-                                  fair_sharing=engine.fair is not None, fungibility_enabled=self._fungibility,
-                                  scheduling_cycle=self.cycle_count, tas=tas)
+        oracle = self._oracles.get(cq.name)
+        if oracle is None or oracle[0] is not cq:
+            oracle = self._oracles[cq.name] = (cq, engine.oracle(cq))
+        assigner = FlavorAssigner(info, cq, engine.cache.flavors, oracle[1], fair_sharing=engine.fair is not None,
+                                  fungibility_enabled=self._fungibility, scheduling_cycle=self.cycle_count, tas=tas)
         full = assigner.assign()
         mode = full.representative_mode()
         targets: list[Target] = []
@@ -406,10 +415,14 @@ class Scheduler:
         if not preempted and not targets:
             # Nothing to take out (the common case): the checks on the state as it is.
             return self._fits_now(cq, entry, usage)
+        preemptor = engine.preemptor
+        if preemptor.shortcuts and self._quota_fits(cq, usage, preempted, targets) != FITS_OK:
+            # The quota half first, on paper (as for a ClusterQueue without TAS flavors): where it does not fit,
+            # :meth:`_fits_now` would answer FITS_NO_QUOTA after the removals below, before reading the TAS books.
+            return FITS_NO_QUOTA
         victims = dict(preempted)
         for target in targets:
             victims[target.info.key] = target.info
-        preemptor = engine.preemptor
         for victim in victims.values():
             preemptor.remove(victim)
         try:
@@ -438,7 +451,7 @@ class Scheduler:
         root = cq.node.root()
         victim_usage = self._victim_usage.get(root)
         if not victim_usage and not targets:
-            # Nothing removed: ``_virtual_available`` with no removals is ``cq_available`` (the same formula).
+            # Nothing removed: ``available_after_removal`` with no removals is ``cq_available`` (the same formula).
             node = cq.node
             for fr, value in usage.items():
                 if cq_available(node, fr) < value:
@@ -456,7 +469,7 @@ class Scheduler:
             for fr, value in target.info.usage().items():
                 values[fr] = values.get(fr, 0) + value
         for fr, value in usage.items():
-            if _virtual_available(cq.node, fr, totals) < value:
+            if available_after_removal(cq.node, fr, totals) < value:
                 return FITS_NO_QUOTA
         return FITS_OK
 
@@ -502,6 +515,18 @@ class Scheduler:
 
 
 FITS_OK, FITS_NO_QUOTA, FITS_NO_TAS = 0, 1, 2
+
+
+def _failed_admission_checks(obj: dict[str, Any]) -> bool:
+    """Whether one of :func:`~jobsetctl.kueue.engine.conditions.admission_checks` is in state Retry or Rejected
+    (read in one pass, no list built: asked per head per cycle, and most workloads have no checks)."""
+    status = obj.get("status")
+    checks = status.get("admissionChecks") if isinstance(status, dict) else None
+    if isinstance(checks, list):
+        for check in checks:
+            if isinstance(check, dict) and check.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED):
+                return True
+    return False
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
 
 
@@ -539,54 +564,3 @@ def _reduce(info: WorkloadInfo, fits: Any) -> Any:
     if last_good is not None and lo == last_good:
         return last_result
     return None
-
-
-def _virtual_available(node: Any, fr: Any, removed_at: dict[Any, FRQuantities]) -> int:
-    """``ClusterQueueSnapshot.Available`` as if ``removed_at[cq][fr]`` were removed from each ClusterQueue
-    (bubbling up as :func:`~jobsetctl.kueue.engine.quota.remove_usage` would)."""
-    removed: dict[Any, int] = {}
-    # Bottom-up, one depth at a time (a node's parent is one level up, so each node is reached once, with
-    # everything its children pass it): a node passes min(removed, what it stored in its parent) up.
-    levels: dict[int, dict[Any, int]] = {}
-    for cq_node, values in removed_at.items():
-        value = values.get(fr, 0)
-        if value:
-            level = levels.setdefault(_depth(cq_node), {})
-            level[cq_node] = level.get(cq_node, 0) + value
-    depth = max(levels, default=-1)
-    while depth >= 0:
-        for current, value in levels.pop(depth, {}).items():
-            removed[current] = value
-            parent = current.parent
-            if parent is None:
-                continue
-            stored = current.usage.get(fr, 0) - current.local_quota(fr)
-            if stored > 0:
-                level = levels.setdefault(depth - 1, {})
-                level[parent] = level.get(parent, 0) + min(value, stored)
-        depth -= 1
-
-    def usage_of(n: Any) -> int:
-        return n.usage.get(fr, 0) - removed.get(n, 0)
-
-    def avail(n: Any) -> int:
-        usage = usage_of(n)
-        if n.parent is None:
-            return n.subtree_quota.get(fr, 0) - usage
-        parent_available = avail(n.parent)
-        quota = n.quotas.get(fr)
-        lq = n.local_quota(fr)
-        if quota is not None and quota.borrowing_limit is not None:
-            stored_in_parent = n.subtree_quota.get(fr, 0) - lq
-            used_in_parent = max(0, usage - lq)
-            parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
-        return max(0, lq - usage) + parent_available
-    return max(0, avail(node))
-
-
-def _depth(node: Any) -> int:
-    depth = 0
-    while node.parent is not None:
-        depth += 1
-        node = node.parent
-    return depth
