@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Final
 
+from jobsetctl.admission.schema_definitions import Definitions
 from jobsetctl.admission.schema_derive import derive, finish
 from jobsetctl.admission.schema_node import MISSING, CelRule, SchemaNode
 from jobsetctl.kube.versions import KubeVersion, schema_dir
@@ -108,12 +109,9 @@ class SchemaError(ValueError):
 
 
 @functools.cache
-def k8s_definitions(version: KubeVersion) -> dict[str, Any]:
-    """kubernetes-validate's strict ``$defs`` for a release (loaded once, lazily: it is 1.8 MB)."""
-    path = f"{schema_dir(version)}/_definitions.json"
-    with open(path, encoding="utf-8") as handle:
-        data: dict[str, Any] = json.load(handle)["$defs"]
-    return data
+def k8s_definitions(version: KubeVersion) -> Definitions:
+    """kubernetes-validate's strict ``$defs`` for a release (read once; each definition parsed on first use)."""
+    return Definitions.read(f"{schema_dir(version)}/_definitions.json")
 
 
 #: Our schemas (package data, ``jobsetctl/schemas``).
