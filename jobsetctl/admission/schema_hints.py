@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from jobsetctl.admission.schema_node import SchemaNode
 from jobsetctl.kube.field import Path
 from jobsetctl.kube.versions import KubeVersion
@@ -35,6 +33,8 @@ def unknown_field_hint(node: SchemaNode, path: Path, version: KubeVersion | None
     by_lower = {name.lower(): name for name in names}
     if key.lower() in by_lower:
         return f'did you mean "{by_lower[key.lower()]}"? (field names are case-sensitive)'
+    import difflib  # only for an unknown field: every command imports this module
+
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
     if close:
         return f'did you mean "{close[0]}"?'

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from importlib import resources
 from typing import Any
 
 import yaml
@@ -54,11 +53,21 @@ def builtin_runtime(name: str) -> dict[str, Any] | None:
 
 @functools.cache
 def _load_all() -> tuple[dict[str, Any], ...]:
+    # Imported here: importlib.resources costs ~10 ms, and only runs with a TrainJob read the catalog.
+    from importlib import resources
+
     package = resources.files("jobsetctl.trainer") / "runtimes"
     return tuple(
-        build_runtime(yaml.safe_load((package / f"{name}.yaml").read_text(encoding="utf-8")))
+        build_runtime(load_entry((package / f"{name}.yaml").read_text(encoding="utf-8")))
         for name in CATALOG_NAMES
     )
+
+
+def load_entry(text: str) -> dict[str, Any]:
+    """One catalog file: ``yaml.safe_load`` with libyaml's parser (``CSafeLoader``: the same safe
+    constructor and resolver, ~10x faster than the pure-Python parser; every ``validate`` reads the catalog)."""
+    entry: dict[str, Any] = yaml.load(text, Loader=yaml.CSafeLoader)
+    return entry
 
 
 def build_runtime(entry: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from jobsetctl.trainer.catalog import CATALOG_NAMES, builtin_runtime, builtin_runtimes
+from jobsetctl.trainer.catalog import CATALOG_NAMES, builtin_runtime, builtin_runtimes, load_entry
 from jobsetctl.trainer.runtime_webhook import (
     validate_cluster_training_runtime_create,
     validate_replicated_jobs,
@@ -34,6 +34,17 @@ def test_catalog_holds_the_nine_shipped_runtimes_in_spec_order() -> None:
         "torch-distributed-with-cache",
     ]
     assert list(CATALOG_NAMES) == [r["metadata"]["name"] for r in builtin_runtimes()]
+
+
+@pytest.mark.parametrize("name", CATALOG_NAMES)
+def test_catalog_files_read_with_libyaml_as_pure_python_safe_load_reads_them(name: str) -> None:
+    """The catalog is parsed with libyaml's CSafeLoader for speed: on every shipped file it must build exactly
+    what ``yaml.safe_load`` (the pure-Python parser, same constructor and resolver) builds, types included."""
+    text = (Path(__file__).resolve().parents[2] / "jobsetctl" / "trainer" / "runtimes" / f"{name}.yaml").read_text(
+        encoding="utf-8")
+    fast, reference = load_entry(text), yaml.safe_load(text)
+    assert fast == reference
+    assert repr(fast) == repr(reference)  # same types (True vs 1, "1" vs 1) and key order
 
 
 def test_catalog_returns_independent_copies() -> None:
