@@ -284,6 +284,9 @@ class TASManager:
         #: Per workload key: its podsets to place and what they were computed from
         #: (:meth:`TASAssigner.requests_for_signature`).
         self.requests_memo: dict[str, tuple[Any, ...]] = {}
+        #: Per ClusterQueue name, ``spec.podSets`` bytes and assignment signature: the podsets to place and
+        #: what they were computed from (:meth:`TASAssigner._requests_by_content`).
+        self.requests_by_content: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         #: Per ClusterQueue name: ``isTASOnly`` and what it was computed from (:meth:`TASAssigner.is_tas_only`).
         self.tas_only_memo: dict[str, tuple[Any, Any, Any, bool]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.

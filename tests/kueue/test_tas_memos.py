@@ -1,0 +1,102 @@
+"""Key tests of the TAS memos that share work between the workloads of one class.
+
+Each memo says which inputs its answer reads; here, changing each of them must give the answer computed
+afresh (``EngineSettings.tas_shortcuts`` off computes it at every call), and a memo whose key left one of
+them out fails one of these tests.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from jobsetctl.kueue.engine.flavors import FlavorAssigner
+from jobsetctl.kueue.engine.workload import WorkloadInfo
+from tests.kueue.test_tas_shortcuts import BLOCK, RACK, _engine
+
+K = "kueue.x-k8s.io/v1beta2"
+
+
+def _workload(name: str, podsets: list[dict[str, Any]], queue: str = "lq0") -> dict[str, Any]:
+    return {"apiVersion": K, "kind": "Workload", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"queueName": queue, "podSets": podsets}}
+
+
+def _podset(name: str = "main", count: int = 2, cpu: str = "1", request: dict[str, Any] | None = None,
+            **extra: Any) -> dict[str, Any]:
+    podset: dict[str, Any] = {"name": name, "count": count, "template": {"spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}}
+    if request is not None:
+        podset["topologyRequest"] = request
+    podset.update(extra)
+    return podset
+
+
+def _requests_of(engine: Any, obj: dict[str, Any], cq: str = "cq0", counts: list[int] | None = None) -> Any:
+    """The podsets to place that the flavor assigner's TAS step worked with, as plain data (the podset
+    objects by content)."""
+    info = WorkloadInfo(copy.deepcopy(obj))
+    state = engine.cache.cluster_queues[cq]
+    assigner = FlavorAssigner(info, state, engine.cache.flavors, engine.oracle(state), tas=engine.tas_assigner(state))
+    assignment = assigner.assign(counts)
+    stash = assignment.tas_requests
+    if stash is None:
+        return None
+    return {flavor: [(r.name, r.count, r.flavor, r.implied, r.group, dict(r.per_pod), r.podset) for r in rs]
+            for flavor, rs in stash[3].items()}
+
+
+VARIANTS: list[tuple[str, list[dict[str, Any]], str, list[int] | None]] = [
+    ("required rack", [_podset(request={"required": RACK})], "cq0", None),
+    ("preferred rack", [_podset(request={"preferred": RACK})], "cq0", None),
+    ("required block", [_podset(request={"required": BLOCK})], "cq0", None),
+    ("sliced", [_podset(count=4, request={"podSetSliceRequiredTopology": RACK, "podSetSliceSize": 2})], "cq0", None),
+    ("implied (no request)", [_podset()], "cq0", None),
+    ("another count", [_podset(count=3, request={"required": RACK})], "cq0", None),
+    ("another cpu", [_podset(cpu="2", request={"required": RACK})], "cq0", None),
+    ("another name", [_podset(name="workers", request={"required": RACK})], "cq0", None),
+    ("another ClusterQueue", [_podset(request={"required": RACK})], "cq1", None),
+    ("partially admitted (another assigned count, the same podsets)", [_podset(count=4, request={"required": RACK},
+                                                                               minCount=1)], "cq0", [1]),
+    ("the same podsets, all of them", [_podset(count=4, request={"required": RACK}, minCount=1)], "cq0", None),
+    ("a leader and workers", [
+        _podset(name="leader", count=1, request={"required": RACK, "podSetGroupName": "g"}),
+        _podset(name="workers", count=2, request={"required": RACK, "podSetGroupName": "g"})], "cq0", None),
+    ("two podsets, no group", [
+        _podset(name="leader", count=1, request={"required": RACK}),
+        _podset(name="workers", count=2, request={"required": RACK})], "cq0", None),
+]
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_the_podsets_to_place_are_those_of_each_workload_whatever_was_asked_before(order: str) -> None:
+    """``TASAssigner._requests_by_content`` (shared per ClusterQueue, ``spec.podSets`` content and the
+    assignment's signature): workloads that differ in one input each, asked in turn on one engine, get what
+    the engine without shortcuts computes for each. Leaving the content of ``spec.podSets`` or the
+    signature out of the key fails this."""
+    fast, full = _engine(True), _engine(False)
+    variants = VARIANTS if order == "forward" else VARIANTS[::-1]
+    for index, (label, podsets, cq, counts) in enumerate(variants):
+        obj = _workload(f"w{index}", podsets, "lq1" if cq == "cq1" else "lq0")
+        expected = _requests_of(full, obj, cq, counts)
+        assert expected is not None, label
+        assert _requests_of(fast, obj, cq, counts) == expected, label
+        # A second workload of the same class shares the first one's podsets to place.
+        assert _requests_of(fast, {**obj, "metadata": {"name": f"again{index}", "namespace": "default"}},
+                            cq, counts) == expected, label
+    assert fast.tas.requests_by_content, "the memo was not used"
+
+
+def test_workloads_of_one_class_share_their_podsets_to_place() -> None:
+    """The memo is taken: the second workload of a class gets the very requests object of the first."""
+    engine = _engine(True)
+    shared = []
+    for name in ("a", "b"):
+        info = WorkloadInfo(_workload(name, [_podset(request={"required": RACK})]))
+        state = engine.cache.cluster_queues["cq0"]
+        assignment = FlavorAssigner(info, state, engine.cache.flavors, engine.oracle(state),
+                                    tas=engine.tas_assigner(state)).assign()
+        shared.append(assignment.tas_requests[3])
+    assert shared[0] is shared[1]
