@@ -1,4 +1,5 @@
-"""Key tests of the TAS memos that share work between the workloads of one class.
+"""Key tests of the TAS memos that share work between the workloads of one class, and the TAS checks
+rewritten for speed compared with the way they were written before.
 
 Each memo says which inputs its answer reads; here, changing each of them must give the answer computed
 afresh (``EngineSettings.tas_shortcuts`` off computes it at every call), and a memo whose key left one of
@@ -11,10 +12,14 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from jobsetctl.kueue.engine.amounts import PODS, count_in
 from jobsetctl.kueue.engine.flavors import FlavorAssigner
+from jobsetctl.kueue.engine.tas_encoding import TopologyAssignment
 from jobsetctl.kueue.engine.workload import WorkloadInfo
-from tests.kueue.test_tas_shortcuts import BLOCK, RACK, _engine
+from tests.kueue.test_tas_shortcuts import BLOCK, NODES, RACK, _engine
 
 K = "kueue.x-k8s.io/v1beta2"
 
@@ -100,3 +105,65 @@ def test_workloads_of_one_class_share_their_podsets_to_place() -> None:
                                     tas=engine.tas_assigner(state)).assign()
         shared.append(assignment.tas_requests[3])
     assert shared[0] is shared[1]
+
+
+# ---- TASFlavor.holds, against count_in as it was written -------------------------------------------------
+
+
+def _holds_with_count_in(flavor: Any, ta: TopologyAssignment, per_pod: dict[str, int]) -> bool:
+    """``TASFlavor.holds`` before it was written without ``count_in`` (node leaves)."""
+    leaves = flavor.current_tree().leaves
+    need = dict(per_pod)
+    need[PODS] = need.get(PODS, 0) + 1
+    for values, count in ta.domains:
+        leaf = leaves.get(values[-1])
+        if leaf is None:
+            return False
+        non_tas = flavor.manager.non_tas_by_node.get(leaf.id) or {}
+        usage = flavor.usage.get(leaf.id) or {}
+        free = {name: leaf.capacity.get(name, 0) - non_tas.get(name, 0) - usage.get(name, 0) for name in need}
+        if count_in(need, free) < count:
+            return False
+    return True
+
+
+_HOLDS_ENGINE: list[Any] = []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_holds_answers_as_count_in_does(data: st.DataObject) -> None:
+    """Free amounts drawn around what the pods of each domain need (exactly that, one less, one more, or
+    anything), zero and negative requests, empty requests, counts of 0 and below, unknown nodes."""
+    if not _HOLDS_ENGINE:
+        _HOLDS_ENGINE.append(_engine(True))
+    engine = _HOLDS_ENGINE[0]
+    flavor = engine.tas.flavors["tas"]
+    engine.tas.non_tas_by_node.clear()
+    flavor.usage.clear()
+    leaves = flavor.current_tree().leaves
+    per_pod = data.draw(st.dictionaries(st.sampled_from(["cpu", "memory", "pods", "example.com/gpu"]),
+                                        st.sampled_from([0, 500, 1000, 1500, -500, 2**30, 3]), max_size=3))
+    need = dict(per_pod)
+    need[PODS] = need.get(PODS, 0) + 1
+    domains = data.draw(st.lists(st.tuples(st.sampled_from([*NODES, "no-such-node"]), st.integers(-1, 5)),
+                                 max_size=3))
+    for node, count in domains:
+        leaf = leaves.get(node)
+        if leaf is None:
+            continue
+        for name, amount in need.items():
+            how = data.draw(st.sampled_from(["none", "exact", "less", "more", "any"]))
+            if how == "none":
+                continue
+            taken = leaf.capacity.get(name, 0) - amount * max(count, 0)
+            taken += {"exact": 0, "less": 1, "more": -1}.get(how, 0)
+            if how == "any":
+                taken = data.draw(st.integers(-1000, 5000))
+            split = data.draw(st.integers(0, 2))  # in the non-TAS pods, the TAS usage, or both
+            if split in (0, 2):
+                engine.tas.non_tas_by_node.setdefault(node, {})[name] = taken // 2 if split == 2 else taken
+            if split in (1, 2):
+                flavor.usage.setdefault(node, {})[name] = taken - taken // 2 if split == 2 else taken
+    ta = TopologyAssignment(["kubernetes.io/hostname"], [([node], count) for node, count in domains])
+    assert flavor.holds(ta, per_pod) == _holds_with_count_in(flavor, ta, per_pod)

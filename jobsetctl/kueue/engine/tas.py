@@ -223,22 +223,31 @@ class TASFlavor(Placement):
         leaf, the free amounts of the resources a pod requests only (``count_in`` reads no other)."""
         tree = self.current_tree()
         leaves = tree.leaves
-        need = dict(per_pod)
-        need[PODS] = need.get(PODS, 0) + 1
         if not tree.lowest_is_node:
             return self.fits([(",".join(values), per_pod, count) for values, count in ta.domains])
+        need = dict(per_pod)
+        need[PODS] = need.get(PODS, 0) + 1
+        # ``count_in(need, free) < count`` without building ``free``: count_in is the least, over the
+        # resources needed, of ``max(0, free // amount)`` (0 for a negative amount; a zero amount does not
+        # limit, and ``need`` is never empty, it holds ``pods``), and for count >= 1 ``max(0, free // amount)
+        # < count`` is ``free < amount * count``; for count <= 0 nothing is below it (the all-zero case gives
+        # MAX_COUNT, never below a count).
+        needed = [(name, amount) for name, amount in need.items() if amount != 0]
         non_tas_by_node = self.manager.non_tas_by_node
         usage_of = self.usage
+        empty: Requests = {}
         for values, count in ta.domains:
             leaf = leaves.get(values[-1])
             if leaf is None:
                 return False
+            if count <= 0:
+                continue
             capacity = leaf.capacity
-            non_tas = non_tas_by_node.get(leaf.id) or {}
-            usage = usage_of.get(leaf.id) or {}
-            free = {name: capacity.get(name, 0) - non_tas.get(name, 0) - usage.get(name, 0) for name in need}
-            if count_in(need, free) < count:
-                return False
+            non_tas = non_tas_by_node.get(leaf.id) or empty
+            usage = usage_of.get(leaf.id) or empty
+            for name, amount in needed:
+                if amount < 0 or capacity.get(name, 0) - non_tas.get(name, 0) - usage.get(name, 0) < amount * count:
+                    return False
         return True
 
     def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:

@@ -334,15 +334,22 @@ class TASAssigner:
 
     def fits(self, info: WorkloadInfo, assignment: Assignment, cq: ClusterQueueState) -> bool:
         """``ClusterQueueSnapshot.Fits`` for the TAS part: each assigned domain still holds its pods."""
+        tas_flavors = cq.tas_flavors
+        manager = self.manager
         for psa in assignment.podsets:
             if psa.topology_assignment is None:
                 continue
-            flavor = next((f.name for f in psa.flavors.values() if f.name in cq.tas_flavors), None)
-            tas = cq.tas_flavors.get(flavor) if flavor else None
-            ta = self.manager.parsed(psa.topology_assignment)
-            if tas is None or ta is None:
+            tas = None  # the flavor of the first of the podset's flavors that is a TAS flavor
+            for f in psa.flavors.values():
+                tas = tas_flavors.get(f.name)
+                if tas is not None:
+                    break
+            if tas is None:
                 continue
-            if not tas.holds(ta, self.manager.full_per_pod(info, psa.name)):
+            ta = manager.parsed(psa.topology_assignment)
+            if ta is None:
+                continue
+            if not tas.holds(ta, manager.full_per_pod(info, psa.name)):
                 return False
         return True
 
