@@ -245,6 +245,18 @@ class TASAssigner:
 
     def _find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]],
                   simulate_empty: bool) -> dict[str, tuple[TopologyAssignment | None, str]]:
+        if len(requests) == 1 and self.manager.shortcuts:
+            ((flavor_name, flavor_requests),) = requests.items()
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                return {}
+            if len(flavor_requests) == 1:
+                # One podset (the common case): what find_assignments does for a lone group, without
+                # gathering groups and the usage assumed for the groups after it (none reads it;
+                # EngineSettings.tas_shortcuts off takes the general way).
+                request = flavor_requests[0]
+                assignments, reason = tas._find(request, None, {}, simulate_empty)
+                return {request.name: (assignments.get(request.name), reason)}
         result: dict[str, tuple[TopologyAssignment | None, str]] = {}
         assumed: dict[str, Requests] = {}
         for flavor_name in sorted(requests):
