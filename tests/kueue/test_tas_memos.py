@@ -167,3 +167,38 @@ def test_holds_answers_as_count_in_does(data: st.DataObject) -> None:
                 flavor.usage.setdefault(node, {})[name] = taken - taken // 2 if split == 2 else taken
     ta = TopologyAssignment(["kubernetes.io/hostname"], [([node], count) for node, count in domains])
     assert flavor.holds(ta, per_pod) == _holds_with_count_in(flavor, ta, per_pod)
+
+
+# ---- Cache._tas_of, against its general loop ----------------------------------------------------------
+
+
+def _tas_of_general(tas_flavors: dict[str, Any], info: Any) -> list[Any]:
+    """``Cache._tas_of`` without its one-podset way: every podset, every flavor once, in order."""
+    out: list[Any] = []
+    seen: list[str] = []
+    for podset in info.podsets:
+        if podset.topology_assignment is None or not podset.flavors:
+            continue
+        for flavor in podset.flavors.values():
+            tas = tas_flavors.get(flavor)
+            if tas is not None and flavor not in seen:
+                seen.append(flavor)
+                out.append(tas)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.one_of(st.none(), st.dictionaries(
+    st.sampled_from(["cpu", "memory", "pods"]), st.sampled_from(["tas", "other", "plain"]), max_size=3))),
+    max_size=3))
+def test_the_tas_flavors_of_a_workload_are_those_of_the_general_loop(
+        podsets: list[tuple[bool, dict[str, str] | None]]) -> None:
+    from jobsetctl.kueue.engine.workload import PodSetResources
+
+    engine = _engine(True)
+    state = engine.cache.cluster_queues["cq0"]
+    state.tas_flavors = {"tas": "the tas flavor", "other": "another tas flavor"}
+    info = WorkloadInfo(_workload("w", [_podset()]))
+    info.podsets = [PodSetResources(f"p{i}", 1, {"cpu": 1000}, flavors, None, object() if placed else None)
+                    for i, (placed, flavors) in enumerate(podsets)]
+    assert engine.cache._tas_of(state, info) == _tas_of_general(state.tas_flavors, info)
