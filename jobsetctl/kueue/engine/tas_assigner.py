@@ -323,11 +323,15 @@ class TASAssigner:
         targets are gone (or, without targets, on an empty cluster, to hold the place)."""
         if assignment.representative_mode() != PREEMPT:
             return
-        if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
-            return
         requests = self.stashed_requests(info, cq, assignment)
-        if requests is None:
-            requests = self.workload_requests(info, cq, assignment)
+        # Podsets to place were found only for podsets that request TAS, explicitly or implied by a TAS-only
+        # ClusterQueue (workload_requests): with some, the check below passes (EngineSettings.tas_shortcuts
+        # off always makes it).
+        if not requests or not self.manager.shortcuts:
+            if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
+                return
+            if requests is None:
+                requests = self.workload_requests(info, cq, assignment)
         if targets:
             preemptor = self.manager.engine.preemptor
             for target in targets:
