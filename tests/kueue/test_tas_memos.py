@@ -202,3 +202,42 @@ def test_the_tas_flavors_of_a_workload_are_those_of_the_general_loop(
     info.podsets = [PodSetResources(f"p{i}", 1, {"cpu": 1000}, flavors, None, object() if placed else None)
                     for i, (placed, flavors) in enumerate(podsets)]
     assert engine.cache._tas_of(state, info) == _tas_of_general(state.tas_flavors, info)
+
+
+# ---- TASManager.encoded, per content ---------------------------------------------------------------------
+
+
+def test_encodings_are_shared_per_content_and_differ_with_each_input() -> None:
+    """``TASManager.encoded`` remembers an encoding per assignment content (flag, levels, domains' values and
+    counts): assignments that differ in one of them, encoded in turn, get ``to_api`` of each; a new object
+    with the content of an earlier one gets the same encoding object. Leaving the counts, the values, the
+    levels or the flag out of the key fails this."""
+    from jobsetctl.kueue.engine.tas_encoding import to_api
+
+    engine = _engine(True)
+    manager = engine.tas
+    host, rack = "kubernetes.io/hostname", RACK
+    # Hostnames in two runs of long prefixes: encoded by prefix runs (the flag on) they take two slices, one
+    # slice without the flag.
+    runs = [([f"{prefix}-{i}"], 1) for prefix in ("another-long-prefix-two", "very-long-prefix-one")
+            for i in range(1, 7)]
+    variants = [
+        (True, [host], [(["node-a"], 2), (["node-b"], 1)]),
+        (True, [host], [(["node-a"], 1), (["node-b"], 2)]),       # other counts
+        (True, [host], [(["node-a"], 2), (["node-c"], 1)]),       # other values
+        (True, [rack], [(["node-a"], 2), (["node-b"], 1)]),       # another level
+        (True, [host], [(["node-a"], 2)]),                        # fewer domains
+        (True, [host], runs),
+        (False, [host], runs),                                    # the flag
+    ]
+    assert to_api(TopologyAssignment([host], runs), True) != to_api(TopologyAssignment([host], runs), False)
+    first: list[Any] = []
+    for flag, levels, domains in variants:
+        ta = TopologyAssignment(list(levels), [(list(v), c) for v, c in domains])
+        value = manager.encoded(ta, flag)
+        assert value == to_api(TopologyAssignment(list(levels), [(list(v), c) for v, c in domains]), flag)
+        first.append(value)
+    for (flag, levels, domains), value in zip(variants, first, strict=True):
+        again = TopologyAssignment(list(levels), [(list(v), c) for v, c in domains])
+        assert manager.encoded(again, flag) is value
+        assert manager.parsed(value) == again

@@ -310,12 +310,13 @@ class TASAssigner:
                         assignment.update_mode(request.name, PREEMPT)
 
     def _apply(self, assignment: Assignment, result: dict[str, tuple[TopologyAssignment | None, str]]) -> None:
-        by_hostname = self.manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
+        manager = self.manager
+        by_hostname = manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
         for name, (ta, _) in result.items():
             psa = assignment.podset(name)
             if psa is not None:
-                psa.topology_assignment = self.manager.encoded(ta, by_hostname)
-                psa.topology_writer = self.manager.written
+                psa.topology_assignment = manager.encoded(ta, by_hostname)
+                psa.topology_writer = manager.written
 
     def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
                                          targets: list[Any]) -> None:
