@@ -153,6 +153,7 @@ class APIServer:
         self._by_uid: dict[str, Key] = {}
         self._resource_version = 0
         self._watchers: builtins.list[Callable[[WatchEvent], None]] = []
+        self._context: AdmissionContext | None = None
         #: Called with (object, findings) when admission rejects a write.
         self.on_rejected: builtins.list[Callable[[Object, WriteResult], None]] = []
 
@@ -209,10 +210,19 @@ class APIServer:
 
     # ---- writes ------------------------------------------------------------------------------------
     def context(self, operation: Operation = Operation.CREATE) -> AdmissionContext:
-        return AdmissionContext(
-            self.version, self.gates, operation, cluster=self, now=self.clock.timestamp(),
+        # Every create and update asks (thousands at one instant): the last context made is handed out again
+        # while every value it holds is the same (it is frozen, so nobody changes it).
+        now = self.clock.timestamp()
+        last = self._context
+        if (last is not None and last.now == now and last.operation is operation and last.version == self.version
+                and last.gates is self.gates and last.kueue is self.kueue
+                and last.default_namespace == self.default_namespace):
+            return last
+        ctx = self._context = AdmissionContext(
+            self.version, self.gates, operation, cluster=self, now=now,
             default_namespace=self.default_namespace, kueue=self.kueue,
         )
+        return ctx
 
     def create(self, obj: Object, *, skip_admission: bool = False, shared: bool = False) -> WriteResult:
         """Create an object, as ``kubectl create`` would: admission, then store. Takes ownership of ``obj``;

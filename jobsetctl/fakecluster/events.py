@@ -186,14 +186,14 @@ class Recorder:
     def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
         md = obj.get("metadata") or {}
         kind = obj.get("kind", "")
-        if isinstance(kind, str) and kind in SHARED_KINDS:  # only those can carry a group (most events: Pods)
-            group = event_group(obj)
-            if group is not None:
-                details.setdefault("group", group)
+        # Only the kinds of SHARED_KINDS can carry a group (most events: Pods).
+        group = event_group(obj) if isinstance(kind, str) and kind in SHARED_KINDS else None
         if not details:  # most calls (every Created, every Deleted): the event made here, as ``record`` makes it
             self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
-                                        str(md.get("name", "")), event))
+                                        str(md.get("name", "")), event, None, None, None, group))
             return
+        if group is not None:
+            details.setdefault("group", group)
         if details.keys() <= _DETAILS:  # (the Kueue engine's events: reason and message) likewise
             get = details.get
             self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
@@ -201,6 +201,15 @@ class Recorder:
                                         get("message"), get("group"), get("transient", False)))
             return
         self.record(str(kind), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
+
+    def record_reason(self, obj: dict[str, Any], event: str, reason: str | None, message: str | None) -> None:
+        """``record_for(obj, event, reason=reason, message=message)`` without the keyword mapping: the Kueue
+        engine records every workload transition through it (several per workload)."""
+        md = obj.get("metadata") or {}
+        kind = obj.get("kind", "")
+        group = event_group(obj) if isinstance(kind, str) and kind in SHARED_KINDS else None
+        self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
+                                    str(md.get("name", "")), event, None, reason, message, group))
 
     def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         md = obj.get("metadata") or {}

@@ -37,3 +37,22 @@ def test_record_for_is_record(label: str, obj: dict[str, Any], details: dict[str
 def test_an_unknown_detail_is_refused_as_record_refuses_it() -> None:
     with pytest.raises(TypeError):
         Recorder(VirtualClock()).record_for(POD, "Created", colour="red")
+
+
+SCHEDULING_WORKLOAD = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+                       "metadata": {"name": "w", "namespace": "ns"}}
+
+
+@pytest.mark.parametrize("obj", [KUEUE_WORKLOAD, SCHEDULING_WORKLOAD, POD, {"kind": "Workload"}, {}],
+                         ids=["kueue-workload", "in-tree-workload", "pod", "no-metadata", "empty"])
+@pytest.mark.parametrize(("reason", "message"), [("R", "M"), (None, None), ("R", None)])
+def test_record_reason_is_record_for_with_a_reason_and_a_message(obj: dict[str, Any], reason: str | None,
+                                                                  message: str | None) -> None:
+    """The Kueue engine's path (``Engine.record``): the same event as ``record_for`` with those two keywords."""
+    clock = VirtualClock()
+    clock.advance_to(3.0)
+    via_reason, via_for = Recorder(clock), Recorder(clock)
+    via_reason.record_reason(obj, "Admitted", reason, message)
+    via_for.record_for(obj, "Admitted", reason=reason, message=message)
+    assert via_reason.events == via_for.events
+    assert [e.as_json() for e in via_reason.events] == [e.as_json() for e in via_for.events]

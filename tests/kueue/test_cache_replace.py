@@ -57,7 +57,7 @@ def _books(cache: Cache) -> Any:
     return nodes, states, list(cache._assumed.items()), spans
 
 
-operations = st.lists(st.tuples(st.sampled_from(["add", "readd", "readd", "delete"]), st.integers(0, 5),
+operations = st.lists(st.tuples(st.sampled_from(["add", "readd", "readd", "same", "delete"]), st.integers(0, 5),
                                 st.integers(0, 3), st.integers(1, 3), st.integers(1, 6), st.booleans()),
                       min_size=1, max_size=40)
 
@@ -73,6 +73,7 @@ def test_the_re_add_shortcut_leaves_the_books_as_delete_and_add_would(
     clock = [0.0]
     fast.now = full.now = lambda: clock[0]
     current: dict[str, dict[str, Any]] = {}
+    infos: dict[str, WorkloadInfo] = {}
     for step, (op, wl, cq_index, count, cpu, ready) in enumerate(ops):
         clock[0] = float(step)
         name = f"wl-{wl}"
@@ -80,6 +81,9 @@ def test_the_re_add_shortcut_leaves_the_books_as_delete_and_add_would(
         if op == "delete":
             assert (fast.delete_workload(key) is None) == (full.delete_workload(key) is None)
             current.pop(key, None)
+        elif op == "same" and key in infos:
+            # The Info added last, again (the engine re-adds the Info it keeps for a version it observes again).
+            assert fast.add_or_update_workload(infos[key]) == full.add_or_update_workload(infos[key])
         else:
             obj = current.get(key) if op == "readd" else None
             if obj is None:
@@ -89,6 +93,6 @@ def test_the_re_add_shortcut_leaves_the_books_as_delete_and_add_would(
                 obj = {**obj, "status": {**obj["status"]}} if ready else \
                     _workload(name, obj["status"]["admission"]["clusterQueue"], count, cpu, not ready)
             current[key] = obj
-            info = WorkloadInfo(obj)
+            info = infos[key] = WorkloadInfo(obj)
             assert fast.add_or_update_workload(info) == full.add_or_update_workload(info)
         assert _books(fast) == _books(full)

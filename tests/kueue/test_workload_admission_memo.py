@@ -22,12 +22,18 @@ from jobsetctl.fakecluster.apiserver import APIServer
 from jobsetctl.fakecluster.clock import VirtualClock
 from jobsetctl.kinds.interface import Operation
 from jobsetctl.kube.featuregates import parse_feature_gates
-from jobsetctl.kube.jsontree import NotPlain, shape_bytes, tree_key
+from jobsetctl.kube.jsontree import NotPlain, copy_tree, shape_bytes, tree_key
 from jobsetctl.kube.versions import DEFAULT_KUBE_VERSION
 from jobsetctl.kueue.config import SHIPPED
-from jobsetctl.kueue.engine.workload import WorkloadInfo, _podset_per_pod
+from jobsetctl.kueue.engine.workload import _PER_POD_BY_CONTENT, WorkloadInfo, _podset_per_pod, plain_key
 from jobsetctl.kueue.kind import WORKLOAD
-from jobsetctl.kueue.workload_admission import _MEMOS, QUEUE_NAME_MAX_LENGTH, QUEUE_NAME_PATTERN
+from jobsetctl.kueue.workload_admission import (
+    _MEMOS,
+    QUEUE_NAME_MAX_LENGTH,
+    QUEUE_NAME_PATTERN,
+    _frozen,
+    _thawed,
+)
 
 K = "kueue.x-k8s.io/v1beta2"
 
@@ -210,6 +216,41 @@ def test_shape_bytes_are_equal_exactly_for_equal_typed_trees(left: Any, right: A
     assert shape_bytes([shared, shared]) == shape_bytes(["shared", "".join(["sha", "red"])])
 
 
+def _containers(value: Any) -> list[int]:
+    if isinstance(value, dict):
+        return [id(value), *[i for item in value.values() for i in _containers(item)]]
+    if isinstance(value, list):
+        return [id(value), *[i for item in value for i in _containers(item)]]
+    return []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=2), json_trees, max_size=4))
+def test_a_thawed_copy_is_what_copy_tree_gives(tree: dict[str, Any]) -> None:
+    """The create memo keeps the admitted object as marshal bytes and thaws a copy per hit: equal to
+    ``copy_tree`` type for type and key order included, and sharing no container with the original or with
+    another thawed copy (each create owns and changes its stored object)."""
+    frozen = _frozen(tree)
+    assert frozen is not None
+    first, second = _thawed(frozen), _thawed(frozen)
+    assert _typed(first) == _typed(copy_tree(tree)) == _typed(second)
+    assert not set(_containers(first)) & (set(_containers(tree)) | set(_containers(second)))
+    assert len(set(_containers(first))) == len(_containers(first))  # nothing shared within a copy either
+    # A container that occurs twice in the remembered tree comes out as two (as copy_tree makes it).
+    inner: dict[str, Any] = {"k": [1]}
+    twice = _thawed(_frozen({"a": inner, "b": inner}) or b"")
+    assert twice == {"a": {"k": [1]}, "b": {"k": [1]}} and twice["a"] is not twice["b"]
+    assert twice["a"]["k"] is not twice["b"]["k"]
+
+
+def test_only_a_plain_tree_is_frozen() -> None:
+    """What marshal would not give back type for type is not kept: a dict subclass, a tuple, a bytearray, a key
+    that is not a string. A ``_frozen`` that skipped its plainness check fails here."""
+    subclass = type("D", (dict,), {})
+    for refused in ({"a": subclass()}, {"a": (1,)}, {"a": bytearray(b"x")}, {1: "a"}):
+        assert _frozen(refused) is None
+
+
 def test_shape_bytes_tell_apart_what_a_json_text_would_not() -> None:
     assert len({shape_bytes(v) for v in (1, 1.0, True, "1", 0.0, -0.0, None, [], {}, (), "true")}) == 11
     assert shape_bytes({"a": 1, "b": 2}) != shape_bytes({"b": 2, "a": 1})
@@ -259,6 +300,30 @@ def test_per_pod_requests_are_shared_between_equal_templates_only() -> None:
     first, second, other = podset("1"), podset("1"), podset("2")
     assert _podset_per_pod(first, {}) is _podset_per_pod(second, {})
     assert _podset_per_pod(other, {}) == {"cpu": 2000} and _podset_per_pod(first, {}) == {"cpu": 1000}
+
+
+def test_the_per_pod_memo_keys_are_the_pod_specs_bytes_and_only_plain_ones_are_kept() -> None:
+    """The per-pod memo's key argument: ``PodRequests`` reads the pod spec only, keyed by its marshal bytes
+    (:func:`plain_key`): a value of another type (``"1"`` against ``1``) or another key order is another
+    key, and a pod spec that is no plain tree (a tuple of containers) is not remembered. A ``_podset_per_pod``
+    that kept what ``content_key`` refuses fails here."""
+    def podset(containers: Any) -> dict[str, Any]:
+        return {"name": "main", "count": 1, "template": {"spec": {"containers": containers}}}
+
+    container = {"name": "c", "resources": {"requests": {"cpu": "1"}}}
+    _PER_POD_BY_CONTENT.clear()
+    plain = podset([dict(container)])
+    assert _podset_per_pod(plain, {}) == {"cpu": 1000}
+    assert plain_key(plain["template"]["spec"]) in _PER_POD_BY_CONTENT
+    as_tuple = podset((dict(container),))
+    memo: dict[int, Any] = {}
+    _podset_per_pod(as_tuple, memo)
+    assert shape_bytes(as_tuple["template"]["spec"]) not in _PER_POD_BY_CONTENT
+    assert plain_key(as_tuple["template"]["spec"]) is None and memo[id(as_tuple["template"]["spec"])][2] is None
+    reordered = podset([{"resources": {"requests": {"cpu": "1"}}, "name": "c"}])
+    typed = podset([{"name": "c", "resources": {"requests": {"cpu": 1}}}])
+    assert len({plain_key(p["template"]["spec"]) for p in (plain, reordered, typed)}) == 3
+    assert _podset_per_pod(podset([{"name": "c", "resources": {"requests": {"cpu": "2"}}}]), {}) == {"cpu": 2000}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobsetctl.kube.jsontree import content_key
+from jobsetctl.kube.jsontree import content_key, shape_bytes
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kube.quantity import QuantityError, parse_quantity
 from jobsetctl.kueue.engine import names
@@ -78,7 +78,7 @@ class AssignmentState:
         return any(index != -1 for flavors in self.last_tried for index in flavors.values())
 
 
-#: One pod's requests per pod spec content (:func:`tree_key`): the workloads of a class share a template.
+#: One pod's requests per pod spec content (:func:`plain_key`): the workloads of a class share a template.
 #: The values are shared between podsets: readers never change a ``per_pod`` in place.
 _PER_POD_BY_CONTENT: dict[Any, Requests] = {}
 MAX_PER_POD_CONTENTS = 4096
@@ -94,8 +94,17 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any, cap: int) -> None:
     memo[key] = value
 
 
-#: Per Info: ``id(pod spec)`` -> (pod spec, one pod's requests, the pod spec's content key).
+#: Per Info: ``id(pod spec)`` -> (pod spec, one pod's requests, the pod spec's :func:`plain_key` or None).
 PerPodMemo = dict[int, tuple[Any, Requests, Any]]
+
+
+def plain_key(value: Any) -> bytes | None:
+    """The content key of the memos of this module: :func:`shape_bytes` (one C call) of a plain JSON tree, None
+    for anything else (:func:`content_key` refuses it). Equal keys mean equal trees, type for type and key order
+    included. A hot path that finds ``shape_bytes`` in a memo may skip the plainness check: only keys made
+    here are remembered, and bytes equal to a plain tree's decode to that tree (see :func:`shape_bytes`)."""
+    key = shape_bytes(value)
+    return key if key is not None and content_key(value) is not None else None
 
 
 def _podset_per_pod(podset: dict[str, Any], memo: PerPodMemo | None = None) -> Requests:
@@ -108,40 +117,18 @@ def _podset_per_pod(podset: dict[str, Any], memo: PerPodMemo | None = None) -> R
         hit = memo.get(id(spec))
         if hit is not None and hit[0] is spec:
             return hit[1]
-    content = content_key(spec)
+    # The bytes are looked up as they are (see plain_key); a miss checks plainness before it remembers.
+    content = shape_bytes(spec)
     value = _PER_POD_BY_CONTENT.get(content) if content is not None else None
     if value is None:
         value = requests_from_fractions(pod_requests(spec))
+        if content is not None and content_key(spec) is None:
+            content = None
         if content is not None:
             _remember(_PER_POD_BY_CONTENT, content, value, MAX_PER_POD_CONTENTS)
     if memo is not None:
         memo[id(spec)] = (spec, value, content)
     return value
-
-
-def _podsets_content(raw: Any, memo: PerPodMemo) -> Any:
-    """A content key of ``spec.podSets`` for the scheduling-hash memo, None when it has none. Per podset: its
-    fields but the template, the template's fields but the pod spec, and the pod spec's key, which the
-    per-pod requests remembered (the pod spec is most of a podset: it is not walked twice). Equal keys
-    mean equal names, counts, minCounts, topology requests and pod specs: what the hash reads."""
-    if type(raw) is list:
-        parts = []
-        for podset in raw:
-            template = podset.get("template") if type(podset) is dict else None
-            if type(template) is not dict:
-                break
-            spec = template.get("spec")
-            hit = memo.get(id(spec))
-            spec_key = hit[2] if hit is not None and hit[0] is spec else content_key(spec)
-            rest = content_key({k: v for k, v in podset.items() if k != "template"})
-            template_rest = content_key({k: v for k, v in template.items() if k != "spec"})
-            if spec_key is None or rest is None or template_rest is None:
-                break
-            parts.append((rest, template_rest, spec_key))
-        else:
-            return ("parts", tuple(parts))
-    whole = content_key(raw)
-    return None if whole is None else ("whole", whole)
 
 
 class WorkloadInfo:
@@ -301,14 +288,16 @@ class WorkloadInfo:
             return memo[3]
         # The text hashed is a function of spec.podSets, the podsets' counts and per-pod requests and the
         # priority: workloads of one class share it (content key, types included).
-        podsets_key = _podsets_content(spec_podsets, self._per_pod_memo)
+        # spec.podSets by shape_bytes, looked up as they are; a miss checks plainness before it remembers
+        # (see plain_key).
+        podsets_key = shape_bytes(spec_podsets)
         content: Any = None if podsets_key is None else (
             podsets_key, self.priority,
             tuple((p.count, tuple((r, type(v), v) for r, v in p.per_pod.items())) for p in self.podsets))
         digest = _HASH_BY_CONTENT.get(content) if content is not None else None
         if digest is None:
             digest = self._hash_text_digest()
-            if content is not None:
+            if content is not None and content_key(spec_podsets) is not None:
                 _remember(_HASH_BY_CONTENT, content, digest, MAX_HASH_CONTENTS)
         self._hash_memo = (spec_podsets, self.podsets, self.priority, digest)
         return digest
@@ -365,7 +354,7 @@ def _pod_specs_content(info: WorkloadInfo) -> Any:
     for podset in info.spec_podsets():
         spec = as_mapping(podset.get("template")).get("spec")
         hit = memo.get(id(spec))
-        key = hit[2] if hit is not None and hit[0] is spec else content_key(spec)
+        key = hit[2] if hit is not None and hit[0] is spec else plain_key(spec)
         if key is None:
             return None
         parts.append(key)

@@ -54,7 +54,7 @@ def reconcile(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | No
     read_at = (obj.get("metadata") or {}).get("resourceVersion")
     key = _key(obj)
     clock = engine.clock
-    now_text = clock.timestamp()
+    # (The timestamp is read where a branch writes: the clock does not move within a reconcile.)
     status = obj.setdefault("status", {})
     if is_active(obj):
         target = first.get(names.DEACTIVATION_TARGET)
@@ -76,7 +76,7 @@ def reconcile(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | No
                 if requeued is not None and requeued.get("status") == "False" and requeued.get("reason") in (
                         names.EVICTED_BY_PODS_READY_TIMEOUT, names.EVICTED_BY_ADMISSION_CHECK):
                     changed = set_condition(obj, names.REQUEUED, True, names.BACKOFF_FINISHED,
-                                            "The workload backoff was finished", now_text)
+                                            "The workload backoff was finished", clock.timestamp())
                 if changed:
                     engine.record(obj, "Requeued", reason=names.BACKOFF_FINISHED, message="The workload backoff was finished")
                 engine.write(obj)
@@ -87,13 +87,14 @@ def reconcile(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | No
         if requeued is not None and requeued.get("status") == "False" and not true_in(first, names.QUOTA_RESERVED):
             reason = requeued.get("reason")
             if reason == names.DEACTIVATED:
-                set_condition(obj, names.REQUEUED, True, names.REACTIVATED, "The workload was reactivated", now_text)
+                set_condition(obj, names.REQUEUED, True, names.REACTIVATED, "The workload was reactivated",
+                              clock.timestamp())
                 engine.record(obj, "Requeued", reason=names.REACTIVATED, message="The workload was reactivated")
                 engine.write(obj)
                 return None
             if reason in (names.EVICTED_BY_PODS_READY_TIMEOUT, names.EVICTED_BY_ADMISSION_CHECK):
                 set_condition(obj, names.REQUEUED, True, names.BACKOFF_FINISHED, "The workload backoff was finished",
-                              now_text)
+                              clock.timestamp())
                 engine.record(obj, "Requeued", reason=names.BACKOFF_FINISHED, message="The workload backoff was finished")
                 engine.write(obj)
                 return None
@@ -119,13 +120,14 @@ def reconcile(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | No
             engine.write(obj)
         return None
 
-    cq_name = engine.queues.cluster_queue_for(engine.infos[key]) if key in engine.infos else None
     # Nothing below sets or clears the reservation (checks, the Admitted condition, a queue blocker's
     # QuotaReserved=False on a workload without one), so it is read once.
     reserved = true_in(first, names.QUOTA_RESERVED)
-    if reserved:
-        admission = status.get("admission") or {}
-        cq_name = admission.get("clusterQueue") or cq_name
+    # The admission's ClusterQueue, else the one of the workload's LocalQueue (looked up only then).
+    cq_name = (status.get("admission") or {}).get("clusterQueue") if reserved else None
+    if not cq_name:
+        info = engine.infos.get(key)
+        cq_name = engine.queues.cluster_queue_for(info) if info is not None else None
     cq = engine.cache.cluster_queues.get(cq_name or "")
     recheck: list[float] = []
     if cq is not None and reserved and engine.sync_admission_checks(obj, cq):
@@ -137,6 +139,7 @@ def reconcile(engine: Engine, obj: Object, first: dict[Any, dict[str, Any]] | No
     if not is_admitted(obj):
         if not reserved:
             _queue_blocker(engine, obj)
+        now_text = clock.timestamp()
         if reserved and sync_admitted_condition(obj, now_text):
             if is_admitted(obj):
                 engine.admitted_at[key] = clock.now
