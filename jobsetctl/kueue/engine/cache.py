@@ -395,6 +395,17 @@ class Cache:
         tas_flavors = state.tas_flavors
         if not tas_flavors:
             return []
+        podsets = info.podsets
+        if len(podsets) == 1:
+            # One podset with one resource flavored (the common case): the loop below, without its list of
+            # flavors seen.
+            flavors = podsets[0].flavors
+            if podsets[0].topology_assignment is None or not flavors:
+                return []
+            if len(flavors) == 1:
+                for flavor in flavors.values():
+                    tas = tas_flavors.get(flavor)
+                    return [] if tas is None else [tas]
         out: list[Any] = []
         seen: list[str] = []
         for podset in info.podsets:

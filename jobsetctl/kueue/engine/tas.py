@@ -223,22 +223,31 @@ class TASFlavor(Placement):
         leaf, the free amounts of the resources a pod requests only (``count_in`` reads no other)."""
         tree = self.current_tree()
         leaves = tree.leaves
-        need = dict(per_pod)
-        need[PODS] = need.get(PODS, 0) + 1
         if not tree.lowest_is_node:
             return self.fits([(",".join(values), per_pod, count) for values, count in ta.domains])
+        need = dict(per_pod)
+        need[PODS] = need.get(PODS, 0) + 1
+        # ``count_in(need, free) < count`` without building ``free``: count_in is the least, over the
+        # resources needed, of ``max(0, free // amount)`` (0 for a negative amount; a zero amount does not
+        # limit, and ``need`` is never empty, it holds ``pods``), and for count >= 1 ``max(0, free // amount)
+        # < count`` is ``free < amount * count``; for count <= 0 nothing is below it (the all-zero case gives
+        # MAX_COUNT, never below a count).
+        needed = [(name, amount) for name, amount in need.items() if amount != 0]
         non_tas_by_node = self.manager.non_tas_by_node
         usage_of = self.usage
+        empty: Requests = {}
         for values, count in ta.domains:
             leaf = leaves.get(values[-1])
             if leaf is None:
                 return False
+            if count <= 0:
+                continue
             capacity = leaf.capacity
-            non_tas = non_tas_by_node.get(leaf.id) or {}
-            usage = usage_of.get(leaf.id) or {}
-            free = {name: capacity.get(name, 0) - non_tas.get(name, 0) - usage.get(name, 0) for name in need}
-            if count_in(need, free) < count:
-                return False
+            non_tas = non_tas_by_node.get(leaf.id) or empty
+            usage = usage_of.get(leaf.id) or empty
+            for name, amount in needed:
+                if amount < 0 or capacity.get(name, 0) - non_tas.get(name, 0) - usage.get(name, 0) < amount * count:
+                    return False
         return True
 
     def fits(self, domains: list[tuple[str, Requests, int]]) -> bool:
@@ -284,6 +293,9 @@ class TASManager:
         #: Per workload key: its podsets to place and what they were computed from
         #: (:meth:`TASAssigner.requests_for_signature`).
         self.requests_memo: dict[str, tuple[Any, ...]] = {}
+        #: Per ClusterQueue name, ``spec.podSets`` bytes and assignment signature: the podsets to place and
+        #: what they were computed from (:meth:`TASAssigner._requests_by_content`).
+        self.requests_by_content: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         #: Per ClusterQueue name: ``isTASOnly`` and what it was computed from (:meth:`TASAssigner.is_tas_only`).
         self.tas_only_memo: dict[str, tuple[Any, Any, Any, bool]] = {}
         #: Per API topology assignment object (by identity, the object kept alive here): its internal form.
@@ -292,6 +304,8 @@ class TASManager:
         self._explicit: dict[int, tuple[dict[str, Any], bool]] = {}
         #: Per assignment object (kept alive here): its API encoding, never handed out (copies are).
         self._encodings: dict[int, tuple[TopologyAssignment, bool, dict[str, Any]]] = {}
+        #: Per content of an assignment (see :meth:`encoded`): its API encoding, shared as above.
+        self._encodings_by_content: dict[tuple[Any, ...], dict[str, Any]] = {}
         #: Empty-cluster placements per requests' shapes (:meth:`TASAssigner.find_all`).
         self.empty_placements: dict[tuple[Any, ...], tuple[int, int, list[tuple[TASFlavor, Any]], list[Any],
                                                            dict[str, Any]]] = {}
@@ -391,9 +405,18 @@ class TASManager:
         hit = self._encodings.get(id(ta))
         if hit is not None and hit[0] is ta and hit[1] == by_hostname_prefix:
             return hit[2]
-        value = to_api(ta, by_hostname_prefix)
+        # Placements on the cluster as it is make a new assignment object each, but few contents (a full
+        # run: 7,187 objects, 57 contents): the encoding is shared per content too. to_api reads the levels
+        # and the domains' values and counts (strings and integers, the placement's), and the flag.
+        content = (by_hostname_prefix, tuple(ta.levels), tuple([(tuple(values), count) for values, count in ta.domains]))
+        value = self._encodings_by_content.get(content) if self.shortcuts else None
         if value is None:
-            return None
+            value = to_api(ta, by_hostname_prefix)
+            if value is None:
+                return None
+            if len(self._encodings_by_content) > 4096:
+                self._encodings_by_content.clear()
+            self._encodings_by_content[content] = value
         if len(self._encodings) > 4096:
             self._encodings.clear()
         self._encodings[id(ta)] = (ta, by_hostname_prefix, value)

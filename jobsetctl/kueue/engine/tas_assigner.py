@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from jobsetctl.kube.jsontree import content_key, shape_bytes
 from jobsetctl.kube.podspec import pod_requests
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import Requests, requests_from_fractions
@@ -116,24 +117,53 @@ class TASAssigner:
                                signature: tuple[Any, ...],
                                errors: dict[str, str]) -> dict[str, list[PodSetRequest]]:
         """:meth:`workload_requests`, remembered per workload while what it reads is the same: the
-        ``spec.podSets`` list (podsets are replaced, never edited in place), the ClusterQueue, its spec and
-        TAS flavors (both replaced on change, see :meth:`TASManager.on_cluster_queue`), the
-        podsets' signature (:func:`_podsets_signature`) and the per-pod requests memo entry
-        (:meth:`TASManager.full_per_pod`). A workload is assigned again at every attempt, for the same
-        shapes. The requests are only read, never edited."""
+        ``spec.podSets`` list (podsets are replaced, never edited in place; the per-pod requests are those of
+        its pod specs), the ClusterQueue, its spec and TAS flavors (both replaced on change, see
+        :meth:`TASManager.on_cluster_queue`) and the podsets' signature (:func:`_podsets_signature`). A
+        workload is assigned again at every attempt, for the same shapes. The requests are only read, never
+        edited."""
         manager = self.manager
         if not manager.shortcuts:
             return self.workload_requests(info, cq, assignment, errors)
         spec_podsets = _mapping(info.obj.get("spec")).get("podSets")
         hit = manager.requests_memo.get(info.key)
         if hit is not None and hit[0] is spec_podsets and hit[1] is cq and hit[2] is cq.tas_flavors and \
-                hit[3] is cq.spec and hit[4] == signature and hit[5] is manager._per_pod.get(info.key):
-            if hit[7]:
-                errors.update(hit[7])
-            return hit[6]
+                hit[3] is cq.spec and hit[4] == signature:
+            if hit[6]:
+                errors.update(hit[6])
+            return hit[5]
+        requests = self._requests_by_content(info, cq, assignment, signature, errors, spec_podsets)
+        manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, cq.spec, signature, requests,
+                                           dict(errors))
+        return requests
+
+    def _requests_by_content(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
+                             signature: tuple[Any, ...], errors: dict[str, str],
+                             spec_podsets: Any) -> dict[str, list[PodSetRequest]]:
+        """:meth:`workload_requests`, shared between the workloads of one class in one ClusterQueue (each
+        workload asks once, at its first attempt; then :meth:`requests_for_signature` remembers them per
+        workload). What it reads: of the workload, ``spec.podSets`` only (which podsets request TAS, their
+        names, topology requests and groups, and the per-pod requests of their pod specs,
+        :meth:`TASManager.full_per_pod`), by content; of the assignment, per podset what ``signature`` holds;
+        of the ClusterQueue, its spec and TAS flavors (:meth:`is_tas_only`, the flavors' names), which are
+        replaced on change and checked by identity. The key: the ClusterQueue's name, the bytes of
+        ``spec.podSets`` (:func:`shape_bytes`: equal bytes mean equal trees, remembered only for a plain
+        tree) and the signature. The requests handed out hold the podset and per-pod objects of the first
+        workload of the class, of the same content; every reader reads them by content (``Placement._shape``
+        takes their identity only as the key of a memo that holds them), and they are only read."""
+        memo = self.manager.requests_by_content
+        content = shape_bytes(spec_podsets)
+        key = (cq.name, content, signature) if content is not None else None
+        hit = memo.get(key) if key is not None else None
+        if hit is not None and hit[0] is cq and hit[1] is cq.spec and hit[2] is cq.tas_flavors:
+            if hit[4]:
+                errors.update(hit[4])
+            return hit[3]
         requests = self.workload_requests(info, cq, assignment, errors)
-        manager.requests_memo[info.key] = (spec_podsets, cq, cq.tas_flavors, cq.spec, signature,
-                                           manager._per_pod.get(info.key), requests, dict(errors))
+        if key is not None and content_key(spec_podsets) is not None:
+            if len(memo) > 4096:
+                memo.clear()
+            memo[key] = (cq, cq.spec, cq.tas_flavors, requests, dict(errors))
         return requests
 
     def stashed_requests(self, info: WorkloadInfo, cq: ClusterQueueState,
@@ -215,6 +245,18 @@ class TASAssigner:
 
     def _find_all(self, cq: ClusterQueueState, requests: dict[str, list[PodSetRequest]],
                   simulate_empty: bool) -> dict[str, tuple[TopologyAssignment | None, str]]:
+        if len(requests) == 1 and self.manager.shortcuts:
+            ((flavor_name, flavor_requests),) = requests.items()
+            tas = cq.tas_flavors.get(flavor_name)
+            if tas is None:
+                return {}
+            if len(flavor_requests) == 1:
+                # One podset (the common case): what find_assignments does for a lone group, without
+                # gathering groups and the usage assumed for the groups after it (none reads it;
+                # EngineSettings.tas_shortcuts off takes the general way).
+                request = flavor_requests[0]
+                assignments, reason = tas._find(request, None, {}, simulate_empty)
+                return {request.name: (assignments.get(request.name), reason)}
         result: dict[str, tuple[TopologyAssignment | None, str]] = {}
         assumed: dict[str, Requests] = {}
         for flavor_name in sorted(requests):
@@ -268,12 +310,13 @@ class TASAssigner:
                         assignment.update_mode(request.name, PREEMPT)
 
     def _apply(self, assignment: Assignment, result: dict[str, tuple[TopologyAssignment | None, str]]) -> None:
-        by_hostname = self.manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
+        manager = self.manager
+        by_hostname = manager.engine.settings.gate("TASAssignmentsEncodingByHostnamePrefix")
         for name, (ta, _) in result.items():
             psa = assignment.podset(name)
             if psa is not None:
-                psa.topology_assignment = self.manager.encoded(ta, by_hostname)
-                psa.topology_writer = self.manager.written
+                psa.topology_assignment = manager.encoded(ta, by_hostname)
+                psa.topology_writer = manager.written
 
     def update_assignment_for_preemption(self, info: WorkloadInfo, cq: ClusterQueueState, assignment: Assignment,
                                          targets: list[Any]) -> None:
@@ -281,11 +324,15 @@ class TASAssigner:
         targets are gone (or, without targets, on an empty cluster, to hold the place)."""
         if assignment.representative_mode() != PREEMPT:
             return
-        if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
-            return
         requests = self.stashed_requests(info, cq, assignment)
-        if requests is None:
-            requests = self.workload_requests(info, cq, assignment)
+        # Podsets to place were found only for podsets that request TAS, explicitly or implied by a TAS-only
+        # ClusterQueue (workload_requests): with some, the check below passes (EngineSettings.tas_shortcuts
+        # off always makes it).
+        if not requests or not self.manager.shortcuts:
+            if not any(self.manager.explicit(p) for p in info.spec_podsets()) and not cq.is_tas_only():
+                return
+            if requests is None:
+                requests = self.workload_requests(info, cq, assignment)
         if targets:
             preemptor = self.manager.engine.preemptor
             for target in targets:
@@ -304,15 +351,22 @@ class TASAssigner:
 
     def fits(self, info: WorkloadInfo, assignment: Assignment, cq: ClusterQueueState) -> bool:
         """``ClusterQueueSnapshot.Fits`` for the TAS part: each assigned domain still holds its pods."""
+        tas_flavors = cq.tas_flavors
+        manager = self.manager
         for psa in assignment.podsets:
             if psa.topology_assignment is None:
                 continue
-            flavor = next((f.name for f in psa.flavors.values() if f.name in cq.tas_flavors), None)
-            tas = cq.tas_flavors.get(flavor) if flavor else None
-            ta = self.manager.parsed(psa.topology_assignment)
-            if tas is None or ta is None:
+            tas = None  # the flavor of the first of the podset's flavors that is a TAS flavor
+            for f in psa.flavors.values():
+                tas = tas_flavors.get(f.name)
+                if tas is not None:
+                    break
+            if tas is None:
                 continue
-            if not tas.holds(ta, self.manager.full_per_pod(info, psa.name)):
+            ta = manager.parsed(psa.topology_assignment)
+            if ta is None:
+                continue
+            if not tas.holds(ta, manager.full_per_pod(info, psa.name)):
                 return False
         return True
 

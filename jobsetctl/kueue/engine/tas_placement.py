@@ -232,6 +232,27 @@ class Placement(Counting):
         if shape.error:
             return {}, shape.error
         tree = self.current_tree()
+        # phase 1: counts per leaf, then up the tree
+        if leader is None and not assumed and self.manager.placement_cache_enabled:
+            stats = self._cached_counts(tree, shape, simulate_empty)
+            # Phase 2 reads only the cached states and stats: while they are unchanged (no TAS usage moved
+            # since), the same request gets the same answer. A cycle nominates one head per ClusterQueue,
+            # many of the same shape, before anything is admitted.
+            entry = self._current_entry
+            result_key = (workers.name, workers.count, shape.result_key)
+            hit = entry.results.get(result_key)
+            if hit is None:
+                if entry.order is not None and not shape.size_at_level:
+                    hit = place_in_order(self, tree, entry.order, workers, shape)
+                    if hit is None:
+                        self.states.copies.clear()  # the full algorithm starts again from the cached counts
+                if hit is None:
+                    hit = self._place(tree, workers, None, 0, shape.level_idx, shape.slice_idx, shape.slice_size,
+                                      shape.required, shape.unconstrained, shape.layers, shape.size_at_level, stats)
+                entry.results[result_key] = hit
+            # The assignments are only read (encoded, parsed back, summed into usage), never edited: the
+            # cached ones are handed out, and their encodings are remembered per object.
+            return dict(hit[0]), hit[1]
         per_pod = shape.per_pod
         leader_pod: Requests | None = None
         leader_count = 0
@@ -249,39 +270,14 @@ class Placement(Counting):
         tolerations = shape.tolerations
         selector = shape.selector
         affinity = shape.affinity
-
-        # phase 1: counts per leaf, then up the tree
-        if leader_pod is None and not assumed and self.manager.placement_cache_enabled:
-            stats = self._cached_counts(tree, shape, simulate_empty)
-            # Phase 2 reads only the cached states and stats: while they are unchanged (no TAS usage moved
-            # since), the same request gets the same answer. A cycle nominates one head per ClusterQueue,
-            # many of the same shape, before anything is admitted.
-            results = self._current_entry.results
-            result_key = (workers.name, workers.count, shape.result_key)
-            hit = results.get(result_key)
-            if hit is None:
-                order = self._current_entry.order
-                if order is not None and not size_at_level:
-                    hit = place_in_order(self, tree, order, workers, shape)
-                    if hit is None:
-                        self.states.copies.clear()  # the full algorithm starts again from the cached counts
-                if hit is None:
-                    hit = self._place(tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required,
-                                      unconstrained, layers, size_at_level, stats)
-                results[result_key] = hit
-            # The assignments are only read (encoded, parsed back, summed into usage), never edited: the
-            # cached ones are handed out, and their encodings are remembered per object.
-            return dict(hit[0]), hit[1]
-        else:
-            self.states = [DomainState() for _ in range(tree.count)]
-            stats = Stats()
-            for leaf in tree.leaf_list:
-                self._count_leaf(leaf, stats, tolerations, selector, affinity, per_pod, leader_pod, assumed,
-                                 simulate_empty)
-            for root in tree.roots.values():
-                self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
-            self.states = StateOverlay(self.states)
-
+        self.states = [DomainState() for _ in range(tree.count)]
+        stats = Stats()
+        for leaf in tree.leaf_list:
+            self._count_leaf(leaf, stats, tolerations, selector, affinity, per_pod, leader_pod, assumed,
+                             simulate_empty)
+        for root in tree.roots.values():
+            self._fill(root, slice_size, slice_idx, 0, size_at_level, leader_count > 0)
+        self.states = StateOverlay(self.states)
         return self._place(tree, workers, leader, leader_count, level_idx, slice_idx, slice_size, required,
                            unconstrained, layers, size_at_level, stats)
 
