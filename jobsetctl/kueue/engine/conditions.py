@@ -234,15 +234,34 @@ def admission_checks(obj: Object) -> list[dict[str, Any]]:
     return [c for c in as_list(as_mapping(obj.get("status")).get("admissionChecks")) if isinstance(c, dict)]
 
 
-def has_all_checks_ready(obj: Object) -> bool:
-    """Every admission check (of :func:`admission_checks`) is Ready (one pass, no list built)."""
+def any_check_state(obj: Object, matches: Callable[[Any], bool]) -> bool:
+    """Whether the state of one admission check (of :func:`admission_checks`) ``matches``: one pass, no list
+    built (asked per head per cycle and per reconcile; most workloads have no checks)."""
     status = obj.get("status")
     checks = status.get("admissionChecks") if isinstance(status, dict) else None
     if isinstance(checks, list):
         for check in checks:
-            if isinstance(check, dict) and check.get("state") != names.CHECK_READY:
-                return False
-    return True
+            if isinstance(check, dict) and matches(check.get("state")):
+                return True
+    return False
+
+
+def has_all_checks_ready(obj: Object) -> bool:
+    """Every admission check is Ready."""
+    return not any_check_state(obj, _not_ready)
+
+
+def has_failed_checks(obj: Object) -> bool:
+    """One admission check is in state Retry or Rejected (the scheduler then does not nominate the workload)."""
+    return any_check_state(obj, _failed)
+
+
+def _not_ready(state: Any) -> bool:
+    return bool(state != names.CHECK_READY)
+
+
+def _failed(state: Any) -> bool:
+    return state in (names.CHECK_RETRY, names.CHECK_REJECTED)  # a state of any type (no hashing)
 
 
 def sync_admitted_condition(obj: Object, now: str) -> bool:

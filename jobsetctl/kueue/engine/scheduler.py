@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from jobsetctl.kueue.engine import names
 from jobsetctl.kueue.engine.amounts import FRQuantities
 from jobsetctl.kueue.engine.assignment import DEFERRED_FIT, FIT, NO_FIT, PREEMPT, Assignment, format_attempts
-from jobsetctl.kueue.engine.conditions import has_quota_reservation
+from jobsetctl.kueue.engine.conditions import has_failed_checks, has_quota_reservation
 from jobsetctl.kueue.engine.flavors import FlavorAssigner
 from jobsetctl.kueue.engine.preemption import Target
 from jobsetctl.kueue.engine.queues import (
@@ -190,7 +190,7 @@ class Scheduler:
                 continue
             cq = cache.cluster_queues.get(head.cluster_queue)
             requeue_reason = REASON_GENERIC
-            if _failed_admission_checks(info.obj):
+            if has_failed_checks(info.obj):
                 message, reason = "The workload has failed admission checks", names.PENDING_EVALUATION
             elif cq is None:
                 message, reason = f"ClusterQueue {head.cluster_queue} not found", names.MISCONFIGURED
@@ -515,18 +515,6 @@ class Scheduler:
 
 
 FITS_OK, FITS_NO_QUOTA, FITS_NO_TAS = 0, 1, 2
-
-
-def _failed_admission_checks(obj: dict[str, Any]) -> bool:
-    """Whether one of :func:`~jobsetctl.kueue.engine.conditions.admission_checks` is in state Retry or Rejected
-    (read in one pass, no list built: asked per head per cycle, and most workloads have no checks)."""
-    status = obj.get("status")
-    checks = status.get("admissionChecks") if isinstance(status, dict) else None
-    if isinstance(checks, list):
-        for check in checks:
-            if isinstance(check, dict) and check.get("state") in (names.CHECK_RETRY, names.CHECK_REJECTED):
-                return True
-    return False
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
 
 
