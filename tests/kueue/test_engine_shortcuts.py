@@ -90,7 +90,14 @@ def _objects(setup: dict[str, Any]) -> tuple[list[dict[str, Any]], list[tuple[fl
 
 
 def _run(setup: dict[str, Any], shortcuts: bool) -> tuple[list[Any], list[Any], list[str]]:
-    extra: dict[str, Any] = {"check_invariants": True, "kueue": EngineSettings(engine_shortcuts=shortcuts)}
+    return run_generated(setup, EngineSettings(engine_shortcuts=shortcuts))
+
+
+def run_generated(setup: dict[str, Any], engine: EngineSettings) -> tuple[list[Any], list[Any], list[str]]:
+    """A whole simulated run of a generated cluster (:func:`setups`) with the invariant checks on and the
+    engine's ``engine`` settings: the events, kube events and objects it leaves (what a shortcut must not
+    change; the other shortcut tests compare runs through this too)."""
+    extra: dict[str, Any] = {"check_invariants": True, "kueue": engine}
     cluster = FakeCluster(ClusterOptions(V137, parse_feature_gates("", V137), simulate=True, extra=extra,
                                          kueue=kueue_config()))
     first, later = _objects(setup)
@@ -115,16 +122,22 @@ def test_the_engine_shortcuts_change_nothing(setup: dict[str, Any]) -> None:
     assert fast == _run(setup, False)
 
 
+#: A ClusterQueue borrowing the Cohort's quota with long low-priority workloads on a TAS flavor (3 of them, one
+#: per constraint), then another one reclaiming its nominal quota: two are preempted.
+RECLAIM_SETUP: dict[str, Any] = {
+    "tas": True, "racks": 2, "per_rack": 2, "cqs": [
+        {"nominal": 2, "borrowing": None, "within": "Never", "reclaim": "Never"},
+        {"nominal": 4, "borrowing": None, "within": "LowerPriority", "reclaim": "Any"}],
+    "workloads": [{"cq": 0, "priority": 0, "pods": 2, "cpu": "1", "constraint": c, "duration": 30, "at": 0}
+                  for c in ("required", "preferred", "balanced")]
+    + [{"cq": 1, "priority": 100, "pods": 2, "cpu": "1", "constraint": c, "duration": 5, "at": 3}
+       for c in ("required", "")]}
+
+
 def test_a_run_with_preemptions_is_the_same_either_way() -> None:
     """A ClusterQueue borrowing the Cohort's quota with long low-priority workloads, then another one reclaiming
     its nominal quota: two are preempted, requeued and admitted again (the comparison covers evictions)."""
-    setup = {"tas": True, "racks": 2, "per_rack": 2, "cqs": [
-        {"nominal": 2, "borrowing": None, "within": "Never", "reclaim": "Never"},
-        {"nominal": 4, "borrowing": None, "within": "LowerPriority", "reclaim": "Any"}],
-        "workloads": [{"cq": 0, "priority": 0, "pods": 2, "cpu": "1", "constraint": c, "duration": 30, "at": 0}
-                      for c in ("required", "preferred", "balanced")]
-        + [{"cq": 1, "priority": 100, "pods": 2, "cpu": "1", "constraint": c, "duration": 5, "at": 3}
-           for c in ("required", "")]}
+    setup = RECLAIM_SETUP
     fast = _run(setup, True)
     kinds = [e["event"] for e in fast[0] if e.get("kind") == "Workload"]
     assert kinds.count("Preempted") == 2 and kinds.count("Finished") == 5

@@ -21,11 +21,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobsetctl.fakecluster.cluster import ClusterOptions, FakeCluster
-from jobsetctl.kube.featuregates import parse_feature_gates
 from jobsetctl.kueue.engine.settings import EngineSettings
-from tests.kueue.harness import V137, kueue_config
-from tests.kueue.test_engine_shortcuts import _objects as cluster_objects
+from tests.kueue.test_engine_shortcuts import RECLAIM_SETUP, run_generated
 from tests.kueue.test_engine_shortcuts import setups as cluster_setups
 from tests.kueue.upstream.harness import Harness, norm_status
 
@@ -131,21 +128,7 @@ def _run_cluster(setup: dict[str, Any], shortcuts: bool) -> tuple[list[Any], lis
     """A whole simulated run of one of :mod:`tests.kueue.test_engine_shortcuts`'s generated clusters (a TAS
     flavor over racks, or a plain one; ClusterQueues of one Cohort that preempt), with the preemption shortcuts
     on or off: the events, kube events and objects it leaves."""
-    extra: dict[str, Any] = {"check_invariants": True, "kueue": EngineSettings(preemption_shortcuts=shortcuts)}
-    cluster = FakeCluster(ClusterOptions(V137, parse_feature_gates("", V137), simulate=True, extra=extra,
-                                         kueue=kueue_config()))
-    first, later = cluster_objects(setup)
-    for obj in first:
-        if obj["kind"] == "Node":
-            cluster.api.create(obj, skip_admission=True)
-        else:
-            assert cluster.submit(obj).ok
-    for at, obj in later:
-        cluster.clock.call_at(at, lambda obj=obj: cluster.submit(obj))
-    cluster.run(5_000)
-    events = [e.as_dict() for e in cluster.recorder.events]
-    kube_events = [(e.time, e.kind, e.name, e.type, e.reason, e.message, e.count) for e in cluster.recorder.kube_events]
-    return events, kube_events, sorted(repr(obj) for obj in cluster.api.all_objects())
+    return run_generated(setup, EngineSettings(preemption_shortcuts=shortcuts))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -162,13 +145,7 @@ def test_a_tas_run_with_preemptions_is_the_same_either_way() -> None:
     """A ClusterQueue borrowing the Cohort's quota with long low-priority workloads on a TAS flavor, then
     another one reclaiming its nominal quota: the oracle finds targets (their TAS usage stays), two are
     preempted."""
-    setup = {"tas": True, "racks": 2, "per_rack": 2, "cqs": [
-        {"nominal": 2, "borrowing": None, "within": "Never", "reclaim": "Never"},
-        {"nominal": 4, "borrowing": None, "within": "LowerPriority", "reclaim": "Any"}],
-        "workloads": [{"cq": 0, "priority": 0, "pods": 2, "cpu": "1", "constraint": c, "duration": 30, "at": 0}
-                      for c in ("required", "preferred", "balanced")]
-        + [{"cq": 1, "priority": 100, "pods": 2, "cpu": "1", "constraint": c, "duration": 5, "at": 3}
-           for c in ("required", "")]}
+    setup = RECLAIM_SETUP
     fast = _run_cluster(setup, True)
     kinds = [e["event"] for e in fast[0] if e.get("kind") == "Workload"]
     assert kinds.count("Preempted") == 2
