@@ -15,6 +15,15 @@ figure to read; wall time is printed beside it. Beside the timings, the per-clas
 checker reads (``rangespec.yaml``): ClusterQueue usage against nominal quota, and the mean time to
 admission per workload class.
 
+Measured at stop 23 (2026-11-26, main after merging s23-engine, s23-queues, s23-flavors, s23-startup and s23-tas:
+the create memo thawed from marshal bytes, a pop taking its head, requeues joining the moved bucket, cheaper
+nominations and quota-only oracle searches, kubernetes-validate's definitions parsed on first use, podsets to place
+shared per workload class, TAS encodings shared per content), CPU load + run: TAS 6.24-7.00 s over 7 runs (median
+6.50 s, load 0.99-1.05 s); back to back with stop 22's main (a94e63c), four pairs (before / after): 7.33/6.24,
+7.02/6.07, 6.86/6.11, 6.76/6.28 s (median 6.94 -> 6.20 s); baseline 0.91 + 3.21 = 4.12 s; large-scale 2.91 + 14.41
+= 17.32 s. Peak RSS: TAS 390 MiB (was 413), large-scale 1,240 MiB. Digests unchanged. The same morning, before
+this round, stop 22's main took 8.8-9.1 s for TAS: the host's noise is still the largest term.
+
 Measured at stop 22 (2026-11-26, main after merging s22-sched, s22-tas, s22-engine and s22-submit: TAS phase 2
 read from domains kept in order with counts moved leaf by leaf, the flavor check remembered per podset content,
 finished workloads skipped by the controller, the loader's scalars built in line, the create memo keyed by one
