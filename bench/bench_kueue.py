@@ -22,7 +22,9 @@ shared per workload class, TAS encodings shared per content), CPU load + run: TA
 6.50 s, load 0.99-1.05 s); back to back with stop 22's main (a94e63c), four pairs (before / after): 7.33/6.24,
 7.02/6.07, 6.86/6.11, 6.76/6.28 s (median 6.94 -> 6.20 s); baseline 0.91 + 3.21 = 4.12 s; large-scale 2.91 + 14.41
 = 17.32 s. Peak RSS: TAS 390 MiB (was 413), large-scale 1,240 MiB. Digests unchanged. The same morning, before
-this round, stop 22's main took 8.8-9.1 s for TAS: the host's noise is still the largest term.
+this round, stop 22's main took 8.8-9.1 s for TAS: the host's noise is still the largest term. Instructions
+(callgrind, TAS at ``--scale 0.3``, PYTHONHASHSEED=0), the whole process less the same process stopped before
+``run_plan``: 12.32 G -> 10.59 G for the run (-14.1 %), a figure the noise does not move.
 
 Measured at stop 22 (2026-11-26, main after merging s22-sched, s22-tas, s22-engine and s22-submit: TAS phase 2
 read from domains kept in order with counts moved leaf by leaf, the flavor check remembered per podset content,
