@@ -149,10 +149,6 @@ def _number(value: float) -> float | int:
     return int(rounded) if rounded == int(rounded) else rounded
 
 
-#: The keyword arguments of :meth:`Recorder.record` after the event's name.
-_DETAILS = frozenset({"node", "reason", "message", "group", "transient"})
-
-
 @dataclass(slots=True)
 class Recorder:
     clock: VirtualClock
@@ -183,33 +179,17 @@ class Recorder:
         event = self.kube_events[index]
         self.kube_events[index] = replace(event, count=event.count + 1)
 
-    def record_for(self, obj: dict[str, Any], event: str, **details: Any) -> None:
+    def record_for(self, obj: dict[str, Any], event: str, *, node: str | None = None, reason: str | None = None,
+                   message: str | None = None, group: str | None = None, transient: bool = False) -> None:
+        """:meth:`record` for an object: its kind, namespace and name, and for a kind of two API groups
+        (:data:`SHARED_KINDS`) its group unless one is given. Keywords, not a details mapping: every controller
+        and the Kueue engine record through here, several events per object."""
         md = obj.get("metadata") or {}
         kind = obj.get("kind", "")
-        # Only the kinds of SHARED_KINDS can carry a group (most events: Pods).
-        group = event_group(obj) if isinstance(kind, str) and kind in SHARED_KINDS else None
-        if not details:  # most calls (every Created, every Deleted): the event made here, as ``record`` makes it
-            self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
-                                        str(md.get("name", "")), event, None, None, None, group))
-            return
-        if group is not None:
-            details.setdefault("group", group)
-        if details.keys() <= _DETAILS:  # (the Kueue engine's events: reason and message) likewise
-            get = details.get
-            self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
-                                        str(md.get("name", "")), event, get("node"), get("reason"),
-                                        get("message"), get("group"), get("transient", False)))
-            return
-        self.record(str(kind), str(md.get("namespace", "")), str(md.get("name", "")), event, **details)
-
-    def record_reason(self, obj: dict[str, Any], event: str, reason: str | None, message: str | None) -> None:
-        """``record_for(obj, event, reason=reason, message=message)`` without the keyword mapping: the Kueue
-        engine records every workload transition through it (several per workload)."""
-        md = obj.get("metadata") or {}
-        kind = obj.get("kind", "")
-        group = event_group(obj) if isinstance(kind, str) and kind in SHARED_KINDS else None
-        self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")),
-                                    str(md.get("name", "")), event, None, reason, message, group))
+        if group is None and isinstance(kind, str) and kind in SHARED_KINDS:  # most events (Pods) have none
+            group = event_group(obj)
+        self.events.append(SimEvent(self.clock.now, str(kind), str(md.get("namespace", "")), str(md.get("name", "")),
+                                    event, node, reason, message, group, transient))
 
     def kube_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         md = obj.get("metadata") or {}

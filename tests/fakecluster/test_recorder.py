@@ -43,16 +43,22 @@ SCHEDULING_WORKLOAD = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Work
                        "metadata": {"name": "w", "namespace": "ns"}}
 
 
-@pytest.mark.parametrize("obj", [KUEUE_WORKLOAD, SCHEDULING_WORKLOAD, POD, {"kind": "Workload"}, {}],
+@pytest.mark.parametrize(("obj", "group"), [(KUEUE_WORKLOAD, "kueue.x-k8s.io"), (SCHEDULING_WORKLOAD, None),
+                                            (POD, None), ({"kind": "Workload"}, None), ({}, None)],
                          ids=["kueue-workload", "in-tree-workload", "pod", "no-metadata", "empty"])
 @pytest.mark.parametrize(("reason", "message"), [("R", "M"), (None, None), ("R", None)])
-def test_record_reason_is_record_for_with_a_reason_and_a_message(obj: dict[str, Any], reason: str | None,
-                                                                  message: str | None) -> None:
-    """The Kueue engine's path (``Engine.record``): the same event as ``record_for`` with those two keywords."""
+def test_the_kueue_engines_events_are_record_with_a_reason_and_a_message(obj: dict[str, Any], group: str | None,
+                                                                          reason: str | None,
+                                                                          message: str | None) -> None:
+    """The Kueue engine's path (``Engine.record``: ``record_for`` with a reason and a message): the event
+    ``record`` makes, with the object's group where its kind exists in two API groups and the group is not the
+    implied one (an in-tree scheduling Workload carries none)."""
     clock = VirtualClock()
     clock.advance_to(3.0)
-    via_reason, via_for = Recorder(clock), Recorder(clock)
-    via_reason.record_reason(obj, "Admitted", reason, message)
+    via_for, via_record = Recorder(clock), Recorder(clock)
     via_for.record_for(obj, "Admitted", reason=reason, message=message)
-    assert via_reason.events == via_for.events
-    assert [e.as_json() for e in via_reason.events] == [e.as_json() for e in via_for.events]
+    md = obj.get("metadata") or {}
+    via_record.record(str(obj.get("kind", "")), md.get("namespace", ""), md.get("name", ""), "Admitted", reason=reason,
+                      message=message, group=group)
+    assert via_for.events == via_record.events
+    assert [e.as_json() for e in via_for.events] == [e.as_json() for e in via_record.events]

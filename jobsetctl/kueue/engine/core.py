@@ -470,7 +470,7 @@ class Engine:
         self.record(obj, "Pending", reason=reason, message=message)
 
     def record(self, obj: Object, event: str, *, reason: str | None = None, message: str | None = None) -> None:
-        self.recorder.record_reason(obj, event, reason, message)
+        self.recorder.record_for(obj, event, reason=reason, message=message)
 
     def wait_for_pods_ready(self, info: WorkloadInfo) -> None:
         """``waitForPodsReadyIfNeeded``: the cycle blocks until every admitted workload is ready."""
