@@ -154,33 +154,30 @@ class Preemptor:
         return data
 
     # ---- simulated removal -------------------------------------------------------------------------
-    def remove(self, info: WorkloadInfo) -> None:
+    def remove(self, info: WorkloadInfo, with_tas: bool = True) -> None:
+        """The workload's usage leaves its ClusterQueue: quota, and (``with_tas``) its TAS usage."""
         state = self.cache.cluster_queues.get(info.cluster_queue)
         if state is not None:
             remove_usage_map(state.node, info.usage())
-            if state.tas_flavors:
+            if with_tas and state.tas_flavors:
                 for tas in self.cache._tas_of(state, info):
                     tas.remove_workload(info)
 
-    def add(self, info: WorkloadInfo) -> None:
+    def add(self, info: WorkloadInfo, with_tas: bool = True) -> None:
         state = self.cache.cluster_queues.get(info.cluster_queue)
         if state is not None:
             add_usage_map(state.node, info.usage())
-            if state.tas_flavors:
+            if with_tas and state.tas_flavors:
                 for tas in self.cache._tas_of(state, info):
                     tas.add_workload(info)
 
     def remove_quota(self, info: WorkloadInfo) -> None:
         """:meth:`remove` for a search that reads quota alone (no topology check): the TAS books stay as they
         are, since nothing of the search reads them, and :meth:`add_quota` puts the usage back."""
-        state = self.cache.cluster_queues.get(info.cluster_queue)
-        if state is not None:
-            remove_usage_map(state.node, info.usage())
+        self.remove(info, False)
 
     def add_quota(self, info: WorkloadInfo) -> None:
-        state = self.cache.cluster_queues.get(info.cluster_queue)
-        if state is not None:
-            add_usage_map(state.node, info.usage())
+        self.add(info, False)
 
     def simulate_removal(self, infos: list[WorkloadInfo]) -> Callable[[], None]:
         """``Snapshot.SimulateWorkloadRemoval``: the workloads leave their ClusterQueues (usage and
