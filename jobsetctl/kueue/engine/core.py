@@ -115,7 +115,7 @@ class Engine:
         #: Off (tests only, ``EngineSettings.engine_shortcuts``): every version observed is read afresh.
         self.shortcuts = settings.engine_shortcuts
         self.cache.replace_shortcut = settings.engine_shortcuts
-        self.queues.bucket_retry = settings.engine_shortcuts
+        self.queues.bucket_retry = self.queues.shortcuts = settings.engine_shortcuts
         #: Tests (the invariant checks): each shortcut also does the work it skips and checks the answer.
         self.verify_shortcuts = False
         #: Requeue requests waiting for the batch period: target (Cohort root or ClusterQueue) -> due time.

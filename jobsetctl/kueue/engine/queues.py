@@ -77,23 +77,15 @@ class QueueManager:
         self._seq = itertools.count()
         #: ClusterQueues whose inadmissible workloads should be retried (see :meth:`notify_retry_inadmissible`).
         self.requests: set[str] = set()
-        #: Off (tests only, ``EngineSettings.engine_shortcuts`` through :attr:`bucket_retry`): a pop takes its head
-        #: as any key (``PendingClusterQueue.take``); a requeue with a bulk move puts the workload into a bucket of
-        #: its own, then merges the moved one with it.
+        #: Off (tests only, ``EngineSettings.engine_shortcuts``): a pop takes its head as any key
+        #: (``PendingClusterQueue.take``); a requeue with a bulk move puts the workload into a bucket of its own,
+        #: then merges the moved one with it.
         self.shortcuts = True
-        self._bucket_retry = True
+        #: Off (tests only, ``EngineSettings.engine_shortcuts``): a retry moves a bucket with members of unknown
+        #: backoff member by member even when every member passes.
+        self.bucket_retry = True
         #: Called when a heap gained workloads (the scheduler has work).
         self.on_broadcast: Callable[[], None] = lambda: None
-
-    @property
-    def bucket_retry(self) -> bool:
-        """Off (tests only, ``EngineSettings.engine_shortcuts``): a retry moves a bucket with members of unknown
-        backoff member by member even when every member passes. Setting it sets :attr:`shortcuts` too."""
-        return self._bucket_retry
-
-    @bucket_retry.setter
-    def bucket_retry(self, on: bool) -> None:
-        self._bucket_retry = self.shortcuts = on
 
     # ---- ordering ----------------------------------------------------------------------------------
     def queue_order_timestamp(self, info: WorkloadInfo) -> float:
@@ -420,7 +412,7 @@ class QueueManager:
                         namespaces_ok = False
                         break
                 if namespaces_ok and (not bucket.slow or (
-                        self._bucket_retry and all(self.backoff_expired(bucket.infos[key]) for key in bucket.slow))):
+                        self.bucket_retry and all(self.backoff_expired(bucket.infos[key]) for key in bucket.slow))):
                     if bucket.slow:
                         # Their backoff states are read now (as after a move member by member).
                         bucket.slow = {key for key in bucket.slow if bucket.infos[key]._backoff != NO_BACKOFF}
